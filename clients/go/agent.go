@@ -21,6 +21,10 @@ type Tool struct {
 	// Reconcile (R77): a call handed out before with no recorded result is first put to
 	// the client as tool.reconcile (set for you on the tools WithReconcile gives a function).
 	Reconcile bool
+	// Question (R88): a question to a person, never run by the client. A call pauses the
+	// run like NeedsApproval, with an approval of kind QUESTION; answer it with Resolve
+	// and WithAnswer, and the call's result is {"answer": TEXT}.
+	Question bool
 }
 
 // Agent is what runs: the model, its instructions, its tools and its limits.
@@ -133,7 +137,7 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 		}
 		spec.Tools = append(spec.Tools, &pb.ToolSpec{
 			Name: t.Name, Description: t.Description, InputSchemaJson: schema, NeedsApproval: t.NeedsApproval,
-			Reconcile: t.Reconcile,
+			Reconcile: t.Reconcile, Question: t.Question,
 		})
 	}
 	return spec, nil

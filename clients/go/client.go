@@ -136,7 +136,12 @@ type runOptions struct {
 	retry         *RetryPolicy
 	sessionID     string
 	reconcile     Reconcilers
+	answer        string
 }
+
+// WithAnswer answers a question (an approval of kind QUESTION, R88) in Resolve: the text
+// becomes the question call's result {"answer": TEXT}.
+func WithAnswer(text string) RunOption { return func(o *runOptions) { o.answer = text } }
 
 // OnEvent calls fn with every event of the run, in order, as it arrives (each once, also
 // when the run was retried).
@@ -305,7 +310,7 @@ func (c *Client) Resolve(ctx context.Context, approvalID string, approved bool, 
 	markReconciled(spec, o.reconcile)
 	req := &pb.ResolveRequest{
 		ApprovalId: approvalID, Approved: approved, Note: note, Agent: spec,
-		RequestId: o.requestID, SessionId: o.sessionID,
+		RequestId: o.requestID, SessionId: o.sessionID, Answer: o.answer,
 	}
 	return c.run(ctx, o.sessionID, tools, o, func(ctx context.Context, sessionID string) (eventStream, error) {
 		if req.SessionId == "" && sessionID != "" {

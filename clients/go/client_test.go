@@ -326,3 +326,47 @@ func TestCrashAndResumeFromAFreshProcess(t *testing.T) {
 		t.Fatalf("transcript after resume: %v %v", cp.GetStatus(), results)
 	}
 }
+
+// A question tool pauses the run like an approval; WithAnswer answers it and the
+// answer is the call's result.
+func TestR88QuestionAnswered(t *testing.T) {
+	c := dial(t, startDaemon(t))
+	ctx := ctxT(t)
+	tools := []luosho.Tool{{Name: "ask", Question: true}}
+	agent := scripted("question", tools, `{"tool_calls": [{"name": "ask", "arguments": {"question": "daily or weekly?"}}]}`, sayDone)
+	paused, err := c.Execute(ctx, "q-1", agent, "send the report", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paused.FinishReason != pb.FinishReason_FINISH_REASON_AWAITING_APPROVAL {
+		t.Fatalf("not paused: %+v", paused)
+	}
+	for a, err := range c.Approvals(ctx, "q-1") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.GetKind() != pb.ApprovalKind_APPROVAL_KIND_QUESTION || a.GetQuestion() != "daily or weekly?" {
+			t.Fatalf("approval %v", a)
+		}
+	}
+	done, err := c.Resolve(ctx, paused.ApprovalID, true, "", nil, luosho.WithAnswer("weekly"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.FinishReason != pb.FinishReason_FINISH_REASON_STOP {
+		t.Fatalf("resolved run: %+v", done)
+	}
+	cp, err := c.GetSession(ctx, "q-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range cp.GetMessages() {
+		if m.GetRole() == pb.Role_ROLE_TOOL && m.GetToolName() == "ask" {
+			found = m.GetContent() == `{"answer": "weekly"}` && !m.GetIsError()
+		}
+	}
+	if !found {
+		t.Fatalf("no answer result in %v", cp.GetMessages())
+	}
+}

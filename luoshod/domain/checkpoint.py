@@ -51,9 +51,15 @@ class Decision:
     #: Who decided (R92): ``token NAME``, ``mtls SUBJECT``, ``anonymous``; ``""`` when
     #: the approval expired, or in a header saved before it was recorded.
     decided_by: str = ""
+    #: R88: the answer to a question, its call's result; ``None`` for an approval's
+    #: decision or a declined question (absent from the encoding then).
+    answer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        if self.answer is None:
+            del d["answer"]
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +76,19 @@ class Approval:
     expires_at: float | None = None
     #: The sub-agent whose call this is, outermost first (R60); () for the lead's.
     subagent_path: tuple[str, ...] = ()
+    #: R88: the text asked when the call is a question tool's; ``None`` for an approval.
+    question: str | None = None
+
+    @property
+    def is_question(self) -> bool:
+        return self.question is not None
 
     def to_dict(self) -> dict[str, Any]:
         d = self._dict()
         if self.subagent_path:
             d["subagent_path"] = list(self.subagent_path)
+        if self.question is not None:
+            d["question"] = self.question
         return d
 
     def _dict(self) -> dict[str, Any]:
@@ -101,6 +115,7 @@ class Approval:
             d["created_at"],
             d.get("expires_at"),
             tuple(d.get("subagent_path", ())),
+            d.get("question"),
         )
 
 

@@ -161,9 +161,18 @@ class ToolSpec:
     #: R77: a call handed out before with no recorded result is first put to the client
     #: as a ``tool.reconcile`` event (DONE, NOT_STARTED or UNKNOWN) before it runs again.
     reconcile: bool = False
+    #: R88: a question to a person: its call pauses the run as a gated call does, and the
+    #: answer given to ``Resolve`` is its result. Never handed to the client.
+    question: bool = False
+
+    @property
+    def gated(self) -> bool:
+        """A call of this tool waits for a person (R27, R88)."""
+        return self.needs_approval or self.question
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        if not self.reconcile:  # absent when unset, as in specs saved before it existed
-            del d["reconcile"]
+        for key in ("reconcile", "question"):  # absent when unset, as in older specs
+            if not d[key]:
+                del d[key]
         return d

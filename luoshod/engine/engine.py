@@ -111,14 +111,18 @@ class ResolveRequest:
     session_id: str = ""
     #: Who decides (R92), recorded with the decision; not part of the request's body.
     decided_by: str = ""
+    #: R88: the answer to a question; "" when none is given.
+    answer: str = ""
 
     def digest(self) -> str:
+        extra = {"answer": self.answer} if self.answer else {}
         return requests.digest(
             "resolve",
             approval_id=self.approval_id,
             approved=self.approved,
             note=self.note,
             agent=self.agent,
+            **extra,
         )
 
 
@@ -356,16 +360,19 @@ class Engine:
             await self._refused(held, cp, found)
             raise _drift_error(cp.session_id, found)  # nothing claimed: the approval stays
         _refuse_levels(cp.session_id, spec, levels)
+        _check_answer(approval, req)
         expired = approval.expires_at is not None and self.clock() >= approval.expires_at
-        to_run = ([approval.call] if req.approved and not expired else []) + list(
-            approval.remaining
-        )
+        # A question's call is never run by anyone: its answer is its result (R88).
+        runs = req.approved and not expired and not approval.is_question
+        to_run = ([approval.call] if runs else []) + list(approval.remaining)
         if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
             _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         _check_prices(self.providers, spec, resolved=(provider, model, settings))
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
+        elif req.answer:  # R88: an answer is the approval of a question
+            decision = Decision(True, req.note, decided_by=req.decided_by, answer=req.answer)
         else:
             decision = Decision(req.approved, req.note, decided_by=req.decided_by)
         cp.decisions[approval.call.id] = decision
@@ -398,6 +405,7 @@ class Engine:
                 "note": decision.note,
                 "decided_by": decision.decided_by,
                 "expired": decision.expired,
+                **({"answer": decision.answer} if decision.answer is not None else {}),
             },
         )
         return await self._go(held, prepared, sink, tools, control)
@@ -651,8 +659,28 @@ def _askable(spec: AgentSpec, cp: Checkpoint) -> list[ToolCall]:
             continue
         if decision is None and tool.needs_approval:
             continue
+        if tool.question:  # R88: a person answers it, never the app
+            continue
         out.append(call)
     return out
+
+
+def _check_answer(approval: Approval, req: ResolveRequest) -> None:
+    """R88: a question is answered (an answer) or declined (approved false, no answer);
+    an approval takes no answer. Checked before anything is claimed."""
+    if approval.is_question and req.approved and not req.answer:
+        raise InvalidArgument(
+            f"approval {approval.approval_id!r} is a question: give an answer "
+            "(or approved=false to decline it)",
+            reason="ANSWER_REQUIRED",
+            approval_id=approval.approval_id,
+        )
+    if not approval.is_question and req.answer:
+        raise InvalidArgument(
+            f"approval {approval.approval_id!r} is not a question and takes no answer",
+            reason="ANSWER_NOT_ALLOWED",
+            approval_id=approval.approval_id,
+        )
 
 
 def _unknown_approval(approval_id: str) -> ApprovalNotFound:

@@ -47,7 +47,7 @@ from .daemon_tools import DaemonTools
 from .events import Event, SubagentTag
 from .fingerprint import Drift
 from .runport import Caller
-from .tools import check_call, error_result, rejection_result
+from .tools import asked, check_call, decided_result, error_result
 
 log = logging.getLogger("luoshod.engine")
 
@@ -468,7 +468,7 @@ class Run:
             if call.id in self.cp.decisions or check_call(self.spec, call) is not None:
                 continue
             tool = self.spec.tool(call.name)
-            if tool is not None and tool.needs_approval:
+            if tool is not None and tool.gated:  # R27, R88
                 return i
         return len(calls)
 
@@ -512,7 +512,11 @@ class Run:
                 t.cancel()
         if paused is not None:
             return await self.pause(
-                paused.call, list(paused.remaining), step, subagent_path=paused.path
+                paused.call,
+                list(paused.remaining),
+                step,
+                subagent_path=paused.path,
+                question=paused.question,
             )
         if tripped is not None:
             self._end_turn(now[recorded:], tasks[recorded:], later, step, tripped.describe())
@@ -523,7 +527,8 @@ class Run:
             self._end_turn(now[recorded:], tasks[recorded:], later, step, CANCELLED_ERROR)
             return await self.finish(FinishReason.ABORTED)
         if later:
-            return await self.pause(later[0], later[1:], step)
+            tool = self.spec.tool(later[0].name)
+            return await self.pause(later[0], later[1:], step, question=asked(tool, later[0]))
         return None
 
     def _end_turn(
@@ -551,8 +556,10 @@ class Run:
 
     async def _one_call(self, call: ToolCall, step: int, limit: asyncio.Semaphore) -> Message:
         decision = self.cp.decisions.get(call.id)
-        if decision is not None and not decision.approved:
-            return rejection_result(call, decision)
+        if decision is not None:  # R30 rejected, R88 answered or declined
+            decided = decided_result(call, self.spec.tool(call.name), decision)
+            if decided is not None:
+                return decided
         refused = check_call(self.spec, call)  # R25: never sent to the client
         if refused is not None:
             return refused
@@ -647,8 +654,10 @@ class Run:
         step: int,
         *,
         subagent_path: tuple[str, ...] = (),
+        question: str | None = None,
     ) -> RunOutcome:
-        """R4/R27: store the approval with an awaiting-approval checkpoint and stop."""
+        """R4/R27: store the approval (R88: a question when ``question`` is the text
+        asked) with an awaiting-approval checkpoint and stop."""
         cp = self.cp
         now = self.s.clock()
         timeout_ms = self.spec.approval_timeout_ms
@@ -662,6 +671,7 @@ class Run:
             created_at=now,
             expires_at=now + timeout_ms / 1000 if timeout_ms else None,
             subagent_path=subagent_path,
+            question=question,
         )
         cp.approval_id = approval.approval_id
         await self.emit(ev.APPROVAL_REQUESTED, approval=approval)

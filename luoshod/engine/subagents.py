@@ -70,7 +70,7 @@ from .events import SubagentTag
 from .fingerprint import Drift, drift, fingerprint
 from .handout import hand_out
 from .runport import Caller, RunPort
-from .tools import check_call, error_result, rejection_result
+from .tools import asked, check_call, decided_result, error_result
 
 TASK = TASK_TOOL.name
 #: Separates the path parts of a sub-agent call's qualified id (R58).
@@ -83,10 +83,15 @@ class SubagentPaused(Exception):
     their nested state; the resumed run finds the decision under the qualified call id."""
 
     def __init__(
-        self, call: ToolCall, remaining: tuple[ToolCall, ...], path: tuple[str, ...]
+        self,
+        call: ToolCall,
+        remaining: tuple[ToolCall, ...],
+        path: tuple[str, ...],
+        question: str | None = None,
     ) -> None:
         super().__init__(f"sub-agent {'/'.join(path)} waits for approval of {call.id}")
         self.call, self.remaining, self.path = call, remaining, path
+        self.question = question  # R88: the text asked when the call is a question
 
 
 class BudgetStop(Exception):
@@ -491,6 +496,7 @@ class SubRun:
                     self._qualified_call(call),
                     tuple(self._qualified_call(c) for c in calls[n + 1 :]),
                     self.state.path,
+                    asked(self.spec.tool(call.name), call),
                 )
             result, saved = await self.one_call(call, step)
             await self._record(result, step, saved)
@@ -502,7 +508,7 @@ class SubRun:
         ):
             return False
         tool = self.spec.tool(call.name)
-        return tool is not None and tool.needs_approval
+        return tool is not None and tool.gated
 
     def _qualified_call(self, call: ToolCall) -> ToolCall:
         return ToolCall(self._qualify(call.id), call.name, call.arguments_json)
@@ -558,8 +564,10 @@ class SubRun:
         qid = self._qualify(call.id)  # R58: the client answers the qualified id
         root = self.root
         decision = root.cp.decisions.get(qid)
-        if decision is not None and not decision.approved:  # R61: rejected
-            return rejection_result(call, decision), None
+        if decision is not None:  # R61: rejected; R88: answered or declined
+            decided = decided_result(call, tool, decision)
+            if decided is not None:
+                return decided, None
         if tool.server:  # R71 at this level: a daemon tool, run here under the qualified id
             caller = Caller(spec, self._emit, self._flush, qid)
             return await root.call_daemon_tool(call, tool, step, caller), None

@@ -10,9 +10,10 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
-from ..domain import AgentSpec, Decision, Message, Role, ToolCall
+from ..domain import AgentSpec, Decision, Message, Role, ToolCall, ToolSpec
 
 REJECTED_ERROR = "the reviewer rejected this call"
+DECLINED_ERROR = "declined"
 
 
 @lru_cache(maxsize=512)
@@ -40,6 +41,37 @@ def rejection_result(call: ToolCall, decision: Decision) -> Message:
     if decision.expired:
         extra["expired"] = True
     return error_result(call, REJECTED_ERROR, **extra)
+
+
+def asked(tool: ToolSpec | None, call: ToolCall) -> str | None:
+    """R88: the text a question tool's call asks — its string argument ``question`` when
+    it has one, else its whole arguments as JSON; ``None`` for a call that is no question."""
+    if tool is None or not tool.question:
+        return None
+    try:
+        args = json.loads(call.arguments_json or "{}")
+    except ValueError:
+        return call.arguments_json
+    if isinstance(args, dict) and isinstance(text := args.get("question"), str):
+        return text
+    return call.arguments_json or "{}"
+
+
+def decided_result(call: ToolCall, tool: ToolSpec | None, decision: Decision) -> Message | None:
+    """The result a person's decision makes on its own: an answered question's answer
+    ``{"answer": TEXT}`` (R88), a rejection's or a declined question's error (R30);
+    ``None`` when the call was approved and must run."""
+    if decision.answer is not None:
+        body = json.dumps({"answer": decision.answer}, ensure_ascii=False)
+        return Message(Role.TOOL, body, (), call.id, call.name, False)
+    if decision.approved:
+        return None
+    if tool is not None and tool.question:
+        extra: dict[str, Any] = {"declined": True, "note": decision.note}
+        if decision.expired:
+            extra["expired"] = True
+        return error_result(call, DECLINED_ERROR, **extra)
+    return rejection_result(call, decision)
 
 
 def check_call(spec: AgentSpec, call: ToolCall) -> Message | None:

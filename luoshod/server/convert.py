@@ -123,7 +123,12 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         instructions=a.instructions,
         tools=tuple(
             ToolSpec(
-                t.name, t.description, t.input_schema_json, t.needs_approval, reconcile=t.reconcile
+                t.name,
+                t.description,
+                t.input_schema_json,
+                t.needs_approval,
+                reconcile=t.reconcile,
+                question=t.question,
             )
             for t in a.tools
         ),
@@ -230,6 +235,7 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
                 input_schema_json=t.input_schema_json,
                 needs_approval=t.needs_approval,
                 reconcile=t.reconcile,
+                question=t.question,
             )
             for t in a.tools
             if not t.server  # a daemon tool (R70) comes from mcp_servers, not the request
@@ -264,6 +270,8 @@ def approval_pb(a: Approval) -> pb.Approval:
         fingerprint=fingerprint_pb(a.fingerprint),
         created_at=timestamp(a.created_at),
         subagent_path=a.subagent_path,
+        kind=pb.APPROVAL_KIND_QUESTION if a.is_question else pb.APPROVAL_KIND_APPROVAL,
+        question=a.question or "",
     )
     if a.expires_at is not None:
         out.expires_at.CopyFrom(timestamp(a.expires_at))

@@ -178,6 +178,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             request_id=check_request_id(request.request_id),
             session_id=check_session_id(request.session_id) if request.session_id else "",
             decided_by=audit.caller(context),
+            answer=request.answer,
         )
         approval = await self.store.get_approval(req.approval_id)
         if approval is None and req.request_id and req.session_id:
@@ -195,7 +196,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             )
         with self.runs.resolving(req.approval_id):
             audit.record(
-                "approve" if req.approved else "reject",
+                "answer" if req.answer else "approve" if req.approved else "reject",
                 context,
                 approval=req.approval_id,
                 session=approval.session_id,

@@ -268,9 +268,12 @@ class Notifier:
             "tool_name": a.call.name,
             "subagent_path": list(getattr(a, "subagent_path", ()) or ()),
             "expires_at": _iso(a.expires_at) if a.expires_at else None,
+            "kind": "question" if a.is_question else "approval",  # R88
         }
         if self.config.include_payloads:
             data["arguments"] = json.loads(a.call.arguments_json or "null")
+            if a.is_question:
+                data["question"] = a.question
         return data
 
     def _later(self, put: Any) -> asyncio.Task[None]:

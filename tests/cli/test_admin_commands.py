@@ -197,7 +197,14 @@ def test_approvals_list_approve_reject(
     first, second = paused(client, "ap-1"), paused(client, "ap-2")
     code, out, _ = cli(daemon, capsys, "approvals", "list", "--session", "ap-1")
     assert code == 0
-    assert out.splitlines()[1].split()[:5] == [first, "ap-1", "1", "charge", "(call_0_0)"]
+    assert out.splitlines()[1].split()[:6] == [
+        first,
+        "ap-1",
+        "1",
+        "approval",
+        "charge",
+        "(call_0_0)",
+    ]
     assert '{"eur": 40}' in out
     listed = cli_json(daemon, capsys, "approvals", "list")
     assert {first, second} <= {a["approval_id"] for a in listed}

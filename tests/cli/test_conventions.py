@@ -50,7 +50,7 @@ def test_version_and_help_with_examples() -> None:
     "group, subcommands",
     [
         ("sessions", ["list", "show", "watch", "cancel", "resume", "compare"]),
-        ("approvals", ["approve", "reject"]),
+        ("approvals", ["approve", "reject", "answer"]),
         ("config", ["show"]),
         ("store", ["copy", "verify"]),
     ],

@@ -60,10 +60,11 @@ def test_a_subagent_approval_listed_and_decided_from_the_cli_then_finished_by_th
         code, out, _ = cli(daemon, capsys, "approvals", "list", "--session", "cli-sub")
         assert code == 0
         row = out.splitlines()[1].split()
-        assert row[:7] == [
+        assert row[:8] == [
             paused.approval_id,
             "cli-sub",
             "1",
+            "approval",
             "charge",
             "(call_0_0/call_0_0)",
             "in",

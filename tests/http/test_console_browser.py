@@ -27,7 +27,7 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 from tests.support.browser import executable
-from tests.support.console import Console, ConsoleFactory, trip_agent
+from tests.support.console import QUESTION, Console, ConsoleFactory, trip_agent
 from tests.support.harness import agent
 
 try:
@@ -349,6 +349,33 @@ async def test_reject_with_a_note(make_console: ConsoleFactory, open_browser: An
     await b.goto("/#/compare")
     await b.goto("/#/approvals")
     await b.page.locator("#inbox-empty").wait_for()
+
+
+async def test_r88_answer_a_question_from_the_inbox(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
+    console = await make_console()
+    await console.paused_question("report-1")
+    b = await open_browser(console)
+    await b.goto("/#/approvals")
+    card = b.page.locator('#inbox .approval[data-kind="question"]')
+    await card.wait_for()
+    assert await card.locator(".question-text").inner_text() == QUESTION
+    assert await card.locator("button.approve").inner_text() == "Answer"
+    await card.locator("textarea.answer").fill("weekly, please")
+    await b.shot("question")
+    await card.locator("button.approve").click()
+    await card.locator(
+        ".outcome .result", has_text="Answered: session report-1 is finished (stop)"
+    ).wait_for()
+    cp = await console.app.get("report-1")
+    answer = next(m for m in cp.messages if m.role == pb.ROLE_TOOL)
+    assert json.loads(answer.content) == {"answer": "weekly, please"}
+    # The session page says who answered, and what.
+    await b.goto("/#/session/report-1")
+    decided = b.page.locator('#events li[data-type="approval.resolved"]')
+    await decided.wait_for()
+    assert "ask answered by anonymous: “weekly, please”" in await decided.inner_text()
 
 
 async def test_fork_from_a_step_and_compare(

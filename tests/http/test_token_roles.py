@@ -196,6 +196,7 @@ async def test_r92_a_read_token_cannot_change_anything_over_http_and_the_decider
             "note": "not this one",
             "decided_by": "token boss",
             "expired": False,
+            "answer": "",  # a plain approval's decision has no answer
         }
     ]
 

@@ -68,6 +68,7 @@ async def test_webhooks_are_signed_and_carry_no_tool_arguments(
         requested = await receiver.wait_for("approval.requested", "wh")
         assert requested["data"]["approval_id"] == approval_id
         assert requested["data"]["tool_name"] == "pay"
+        assert requested["data"]["kind"] == "approval" and "question" not in requested["data"]
         assert requested["data"]["run_id"] == paused.events[0].run_id
         done = await receiver.wait_for("run.done", "wh")
         assert done["data"]["finish_reason"] == "awaiting-approval"
@@ -126,6 +127,24 @@ async def test_r83_run_done_carries_the_structured_answer_with_payloads(
         assert got["data"]["finish_reason"] == "output_invalid"
         assert got["data"]["output_errors"] == ["(root): 'n' is a required property"]
         assert "output" not in got["data"]
+        await h.close()
+    finally:
+        await daemon.stop()
+
+
+async def test_r88_a_questions_notification_says_it_is_one_and_asks_only_with_payloads(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    daemon = await start_daemon(
+        tmp_path, receiver.url, webhook_include_payloads=True, webhook_events="approval.requested"
+    )
+    try:
+        h = Harness(daemon.addresses[0], daemon)
+        spec = agent([calls(("ask", {"question": "Which card?"}))], [])
+        spec.tools.append(pb.ToolSpec(name="ask", input_schema_json="{}", question=True))
+        await h.run("wh-q", "pay", spec, {})
+        got = await receiver.wait_for("approval.requested", "wh-q")
+        assert (got["data"]["kind"], got["data"]["question"]) == ("question", "Which card?")
         await h.close()
     finally:
         await daemon.stop()

@@ -37,6 +37,21 @@ def refund_agent() -> pb.AgentSpec:
     return spec
 
 
+QUESTION = "Which report, daily or weekly?"
+
+
+def report_agent() -> pb.AgentSpec:
+    """An agent that asks a person a question (R88) through its tool ``ask``."""
+    spec = agent(
+        [calls(("ask", {"question": QUESTION})), {"text": "Report sent."}],
+        [],
+        instructions="You send reports.",
+        model="scripted:report",
+    )
+    spec.tools.append(pb.ToolSpec(name="ask", input_schema_json="{}", question=True))
+    return spec
+
+
 @dataclass
 class Console:
     """The daemon under test, its HTTP base URL, an HTTP client and the app's harness."""
@@ -59,6 +74,13 @@ class Console:
         log = await self.app.run(
             session_id, "Refund order 42", refund_agent(), {"refund": lambda a: {"ok": True}}
         )
+        assert (
+            log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL
+        ), log.types
+        return log.done.approval_id
+
+    async def paused_question(self, session_id: str) -> str:
+        log = await self.app.run(session_id, "Send the report", report_agent())
         assert (
             log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL
         ), log.types

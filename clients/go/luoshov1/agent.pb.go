@@ -175,6 +175,10 @@ const (
 	ErrorReason_ERROR_REASON_INVALID_COSTLIEST_FIRST ErrorReason = 130
 	// INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema.
 	ErrorReason_ERROR_REASON_INVALID_OUTPUT_SCHEMA ErrorReason = 150
+	// INVALID_ARGUMENT: Resolve approves a question without an answer.
+	ErrorReason_ERROR_REASON_ANSWER_REQUIRED ErrorReason = 155
+	// INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
+	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
 )
 
 // Enum value maps for ErrorReason.
@@ -271,6 +275,8 @@ var (
 		126: "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE",
 		130: "ERROR_REASON_INVALID_COSTLIEST_FIRST",
 		150: "ERROR_REASON_INVALID_OUTPUT_SCHEMA",
+		155: "ERROR_REASON_ANSWER_REQUIRED",
+		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -364,6 +370,8 @@ var (
 		"ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":      126,
 		"ERROR_REASON_INVALID_COSTLIEST_FIRST":       130,
 		"ERROR_REASON_INVALID_OUTPUT_SCHEMA":         150,
+		"ERROR_REASON_ANSWER_REQUIRED":               155,
+		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
 	}
 )
 
@@ -736,6 +744,58 @@ func (McpApproval) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
+// What a pending approval asks for (R88).
+type ApprovalKind int32
+
+const (
+	ApprovalKind_APPROVAL_KIND_UNSPECIFIED ApprovalKind = 0
+	// A decision on a gated call (needs_approval): approve or reject.
+	ApprovalKind_APPROVAL_KIND_APPROVAL ApprovalKind = 1
+	// A question to a person (ToolSpec.question): answer it (ResolveRequest.answer) or decline.
+	ApprovalKind_APPROVAL_KIND_QUESTION ApprovalKind = 2
+)
+
+// Enum value maps for ApprovalKind.
+var (
+	ApprovalKind_name = map[int32]string{
+		0: "APPROVAL_KIND_UNSPECIFIED",
+		1: "APPROVAL_KIND_APPROVAL",
+		2: "APPROVAL_KIND_QUESTION",
+	}
+	ApprovalKind_value = map[string]int32{
+		"APPROVAL_KIND_UNSPECIFIED": 0,
+		"APPROVAL_KIND_APPROVAL":    1,
+		"APPROVAL_KIND_QUESTION":    2,
+	}
+)
+
+func (x ApprovalKind) Enum() *ApprovalKind {
+	p := new(ApprovalKind)
+	*p = x
+	return p
+}
+
+func (x ApprovalKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[7].Descriptor()
+}
+
+func (ApprovalKind) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[7]
+}
+
+func (x ApprovalKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalKind.Descriptor instead.
+func (ApprovalKind) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+}
+
 type RunMode int32
 
 const (
@@ -775,11 +835,11 @@ func (x RunMode) String() string {
 }
 
 func (RunMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[7].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
 }
 
 func (RunMode) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[7]
+	return &file_luosho_v1_agent_proto_enumTypes[8]
 }
 
 func (x RunMode) Number() protoreflect.EnumNumber {
@@ -788,7 +848,7 @@ func (x RunMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RunMode.Descriptor instead.
 func (RunMode) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 // The answer to a tool.reconcile (R77), in SubmitToolResultRequest.reconcile.
@@ -834,11 +894,11 @@ func (x ReconcileOutcome) String() string {
 }
 
 func (ReconcileOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
 }
 
 func (ReconcileOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[8]
+	return &file_luosho_v1_agent_proto_enumTypes[9]
 }
 
 func (x ReconcileOutcome) Number() protoreflect.EnumNumber {
@@ -847,7 +907,7 @@ func (x ReconcileOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReconcileOutcome.Descriptor instead.
 func (ReconcileOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 type ToolExecutor int32
@@ -884,11 +944,11 @@ func (x ToolExecutor) String() string {
 }
 
 func (ToolExecutor) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
 }
 
 func (ToolExecutor) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[9]
+	return &file_luosho_v1_agent_proto_enumTypes[10]
 }
 
 func (x ToolExecutor) Number() protoreflect.EnumNumber {
@@ -897,7 +957,7 @@ func (x ToolExecutor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolExecutor.Descriptor instead.
 func (ToolExecutor) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 // ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
@@ -949,11 +1009,11 @@ func (x IfBusy) String() string {
 }
 
 func (IfBusy) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
 }
 
 func (IfBusy) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[10]
+	return &file_luosho_v1_agent_proto_enumTypes[11]
 }
 
 func (x IfBusy) Number() protoreflect.EnumNumber {
@@ -962,7 +1022,7 @@ func (x IfBusy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use IfBusy.Descriptor instead.
 func (IfBusy) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 type SubmitOutcome int32
@@ -1000,11 +1060,11 @@ func (x SubmitOutcome) String() string {
 }
 
 func (SubmitOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
 }
 
 func (SubmitOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[11]
+	return &file_luosho_v1_agent_proto_enumTypes[12]
 }
 
 func (x SubmitOutcome) Number() protoreflect.EnumNumber {
@@ -1013,7 +1073,7 @@ func (x SubmitOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubmitOutcome.Descriptor instead.
 func (SubmitOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 // How the daemon reaches an MCP server ([mcp_servers.NAME] command or url).
@@ -1052,11 +1112,11 @@ func (x McpTransport) String() string {
 }
 
 func (McpTransport) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[13].Descriptor()
 }
 
 func (McpTransport) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[12]
+	return &file_luosho_v1_agent_proto_enumTypes[13]
 }
 
 func (x McpTransport) Number() protoreflect.EnumNumber {
@@ -1065,7 +1125,7 @@ func (x McpTransport) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpTransport.Descriptor instead.
 func (McpTransport) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 // The state of the daemon's connection to an MCP server.
@@ -1107,11 +1167,11 @@ func (x McpServerState) String() string {
 }
 
 func (McpServerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[13].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[14].Descriptor()
 }
 
 func (McpServerState) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[13]
+	return &file_luosho_v1_agent_proto_enumTypes[14]
 }
 
 func (x McpServerState) Number() protoreflect.EnumNumber {
@@ -1120,7 +1180,7 @@ func (x McpServerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpServerState.Descriptor instead.
 func (McpServerState) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -1138,7 +1198,11 @@ type ToolSpec struct {
 	// result: the daemon died, another daemon took the session over, the run was resumed)
 	// is first put to the client as a "tool.reconcile" event, answered with
 	// SubmitToolResult.reconcile, before it is handed out again.
-	Reconcile     bool `protobuf:"varint,5,opt,name=reconcile,proto3" json:"reconcile,omitempty"`
+	Reconcile bool `protobuf:"varint,5,opt,name=reconcile,proto3" json:"reconcile,omitempty"`
+	// R88: a question to a person. A call pauses the run as a gated call does (R27), with
+	// an approval of kind QUESTION; Resolve's answer becomes the call's result. The client
+	// is never asked to run it.
+	Question      bool `protobuf:"varint,10,opt,name=question,proto3" json:"question,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1204,6 +1268,13 @@ func (x *ToolSpec) GetNeedsApproval() bool {
 func (x *ToolSpec) GetReconcile() bool {
 	if x != nil {
 		return x.Reconcile
+	}
+	return false
+}
+
+func (x *ToolSpec) GetQuestion() bool {
+	if x != nil {
+		return x.Question
 	}
 	return false
 }
@@ -2677,7 +2748,7 @@ func (x *SubAgentState) GetFingerprint() *AgentFingerprint {
 	return nil
 }
 
-// A pending approval (docs/reference/rules.md R27–R28).
+// A pending approval (docs/reference/rules.md R27–R28), or a question (R88).
 type Approval struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Sortable by creation time.
@@ -2693,7 +2764,12 @@ type Approval struct {
 	// Unset: never expires.
 	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	// The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
-	SubagentPath  []string `protobuf:"bytes,40,rep,name=subagent_path,json=subagentPath,proto3" json:"subagent_path,omitempty"`
+	SubagentPath []string `protobuf:"bytes,40,rep,name=subagent_path,json=subagentPath,proto3" json:"subagent_path,omitempty"`
+	// APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+	Kind ApprovalKind `protobuf:"varint,41,opt,name=kind,proto3,enum=luosho.v1.ApprovalKind" json:"kind,omitempty"`
+	// The text asked (QUESTION only): the call's string argument "question" when it has
+	// one, else its whole arguments as JSON.
+	Question      string `protobuf:"bytes,42,opt,name=question,proto3" json:"question,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2789,6 +2865,20 @@ func (x *Approval) GetSubagentPath() []string {
 		return x.SubagentPath
 	}
 	return nil
+}
+
+func (x *Approval) GetKind() ApprovalKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ApprovalKind_APPROVAL_KIND_UNSPECIFIED
+}
+
+func (x *Approval) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
 }
 
 // One saved checkpoint of a session's history.
@@ -3463,7 +3553,10 @@ type ApprovalResolved struct {
 	// Empty when the approval had expired (expired is true).
 	DecidedBy string `protobuf:"bytes,6,opt,name=decided_by,json=decidedBy,proto3" json:"decided_by,omitempty"`
 	// The approval had expired: recorded as a rejection whatever was asked (R32).
-	Expired       bool `protobuf:"varint,7,opt,name=expired,proto3" json:"expired,omitempty"`
+	Expired bool `protobuf:"varint,7,opt,name=expired,proto3" json:"expired,omitempty"`
+	// A question's answer (R88), the call's result; empty for an approval or a declined
+	// question.
+	Answer        string `protobuf:"bytes,10,opt,name=answer,proto3" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3545,6 +3638,13 @@ func (x *ApprovalResolved) GetExpired() bool {
 		return x.Expired
 	}
 	return false
+}
+
+func (x *ApprovalResolved) GetAnswer() string {
+	if x != nil {
+		return x.Answer
+	}
+	return ""
 }
 
 // type "step.start": a model call begins.
@@ -5662,8 +5762,12 @@ type ResolveRequest struct {
 	// client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
 	// the app's next Resume). For a reviewer who decides but does not run the app's tools.
 	DetachOnToolCall bool `protobuf:"varint,7,opt,name=detach_on_tool_call,json=detachOnToolCall,proto3" json:"detach_on_tool_call,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+	// question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+	// empty with approved false declines it. Refused for an approval of kind APPROVAL.
+	Answer        string `protobuf:"bytes,10,opt,name=answer,proto3" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResolveRequest) Reset() {
@@ -5743,6 +5847,13 @@ func (x *ResolveRequest) GetDetachOnToolCall() bool {
 		return x.DetachOnToolCall
 	}
 	return false
+}
+
+func (x *ResolveRequest) GetAnswer() string {
+	if x != nil {
+		return x.Answer
+	}
+	return ""
 }
 
 type ResolveResponse struct {
@@ -7125,13 +7236,15 @@ var File_luosho_v1_agent_proto protoreflect.FileDescriptor
 
 const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x15luosho/v1/agent.proto\x12\tluosho.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x01\n" +
+	"\x15luosho/v1/agent.proto\x12\tluosho.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcd\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
-	"\treconcile\x18\x05 \x01(\bR\treconcile\"\xf6\x05\n" +
+	"\treconcile\x18\x05 \x01(\bR\treconcile\x12\x1a\n" +
+	"\bquestion\x18\n" +
+	" \x01(\bR\bquestion\"\xf6\x05\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7293,7 +7406,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"step_index\x18\a \x01(\x05R\tstepIndex\x12&\n" +
 	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12=\n" +
-	"\vfingerprint\x18\t \x01(\v2\x1b.luosho.v1.AgentFingerprintR\vfingerprint\"\x9d\x03\n" +
+	"\vfingerprint\x18\t \x01(\v2\x1b.luosho.v1.AgentFingerprintR\vfingerprint\"\xe6\x03\n" +
 	"\bApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1d\n" +
@@ -7307,7 +7420,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
-	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x8b\x03\n" +
+	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\x12+\n" +
+	"\x04kind\x18) \x01(\x0e2\x17.luosho.v1.ApprovalKindR\x04kind\x12\x1a\n" +
+	"\bquestion\x18* \x01(\tR\bquestion\"\x8b\x03\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -7377,7 +7492,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"step_index\x18\x02 \x01(\x05R\tstepIndex\x12=\n" +
 	"\vfingerprint\x18\x03 \x01(\v2\x1b.luosho.v1.AgentFingerprintR\vfingerprint\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\xdb\x01\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\xf3\x01\n" +
 	"\x10ApprovalResolved\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12 \n" +
@@ -7388,7 +7503,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04note\x18\x05 \x01(\tR\x04note\x12\x1d\n" +
 	"\n" +
 	"decided_by\x18\x06 \x01(\tR\tdecidedBy\x12\x18\n" +
-	"\aexpired\x18\a \x01(\bR\aexpired\"\x1f\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired\x12\x16\n" +
+	"\x06answer\x18\n" +
+	" \x01(\tR\x06answer\"\x1f\n" +
 	"\tStepStart\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\"u\n" +
 	"\tModelTurn\x12\x12\n" +
@@ -7572,7 +7689,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\fkeep_history\x18\x02 \x01(\bR\vkeepHistory\"1\n" +
 	"\x15DeleteSessionResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted\"\xfa\x01\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"\x92\x02\n" +
 	"\x0eResolveRequest\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1a\n" +
@@ -7583,7 +7700,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x06 \x01(\tR\tsessionId\x12-\n" +
-	"\x13detach_on_tool_call\x18\a \x01(\bR\x10detachOnToolCall\"9\n" +
+	"\x13detach_on_tool_call\x18\a \x01(\bR\x10detachOnToolCall\x12\x16\n" +
+	"\x06answer\x18\n" +
+	" \x01(\tR\x06answer\"9\n" +
 	"\x0fResolveResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"q\n" +
 	"\x14ListApprovalsRequest\x12\x1d\n" +
@@ -7705,7 +7824,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xa7\x1a\n" +
+	"\x11_destructive_hint*\xf0\x1a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7798,7 +7917,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1bERROR_REASON_INVALID_LIMITS\x10}\x12)\n" +
 	"%ERROR_REASON_COST_LIMIT_WITHOUT_PRICE\x10~\x12)\n" +
 	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01\x12'\n" +
-	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01*_\n" +
+	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
+	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
+	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -7833,7 +7954,11 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vMcpApproval\x12\x1c\n" +
 	"\x18MCP_APPROVAL_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MCP_APPROVAL_GATE\x10\x01\x12\x17\n" +
-	"\x13MCP_APPROVAL_UNGATE\x10\x02*a\n" +
+	"\x13MCP_APPROVAL_UNGATE\x10\x02*e\n" +
+	"\fApprovalKind\x12\x1d\n" +
+	"\x19APPROVAL_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16APPROVAL_KIND_APPROVAL\x10\x01\x12\x1a\n" +
+	"\x16APPROVAL_KIND_QUESTION\x10\x02*a\n" +
 	"\aRunMode\x12\x18\n" +
 	"\x14RUN_MODE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fRUN_MODE_NEW\x10\x01\x12\x15\n" +
@@ -7899,7 +8024,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
 var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
@@ -7909,256 +8034,258 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(FinishReason)(0),                // 4: luosho.v1.FinishReason
 	(McpRetryOn)(0),                  // 5: luosho.v1.McpRetryOn
 	(McpApproval)(0),                 // 6: luosho.v1.McpApproval
-	(RunMode)(0),                     // 7: luosho.v1.RunMode
-	(ReconcileOutcome)(0),            // 8: luosho.v1.ReconcileOutcome
-	(ToolExecutor)(0),                // 9: luosho.v1.ToolExecutor
-	(IfBusy)(0),                      // 10: luosho.v1.IfBusy
-	(SubmitOutcome)(0),               // 11: luosho.v1.SubmitOutcome
-	(McpTransport)(0),                // 12: luosho.v1.McpTransport
-	(McpServerState)(0),              // 13: luosho.v1.McpServerState
-	(*ToolSpec)(nil),                 // 14: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 15: luosho.v1.AgentSpec
-	(*Limits)(nil),                   // 16: luosho.v1.Limits
-	(*Budget)(nil),                   // 17: luosho.v1.Budget
-	(*SubAgent)(nil),                 // 18: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 19: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 20: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 21: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 22: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 23: luosho.v1.ToolCall
-	(*Message)(nil),                  // 24: luosho.v1.Message
-	(*Usage)(nil),                    // 25: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 26: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 27: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 28: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 29: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 30: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 31: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 32: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 33: luosho.v1.Event
-	(*RunStart)(nil),                 // 34: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 35: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 36: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 37: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 38: luosho.v1.ToolCallRequested
-	(*ToolReconcile)(nil),            // 39: luosho.v1.ToolReconcile
-	(*ToolRetry)(nil),                // 40: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 41: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 42: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 43: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 44: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 45: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 46: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 47: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 48: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 49: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 50: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 51: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 52: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 53: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 54: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 55: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 56: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 57: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 58: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 59: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 60: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 61: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 62: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 63: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 64: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 65: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 66: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 67: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 68: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 69: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 70: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 71: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 72: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 73: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 74: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 75: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 76: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 77: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 78: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 79: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 80: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 81: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 82: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 83: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 84: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 85: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 86: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 87: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 88: luosho.v1.McpTool
-	nil,                              // 89: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 90: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 91: luosho.v1.GetSessionResponse.UsageByModelEntry
-	nil,                              // 92: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 93: google.protobuf.Timestamp
+	(ApprovalKind)(0),                // 7: luosho.v1.ApprovalKind
+	(RunMode)(0),                     // 8: luosho.v1.RunMode
+	(ReconcileOutcome)(0),            // 9: luosho.v1.ReconcileOutcome
+	(ToolExecutor)(0),                // 10: luosho.v1.ToolExecutor
+	(IfBusy)(0),                      // 11: luosho.v1.IfBusy
+	(SubmitOutcome)(0),               // 12: luosho.v1.SubmitOutcome
+	(McpTransport)(0),                // 13: luosho.v1.McpTransport
+	(McpServerState)(0),              // 14: luosho.v1.McpServerState
+	(*ToolSpec)(nil),                 // 15: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 16: luosho.v1.AgentSpec
+	(*Limits)(nil),                   // 17: luosho.v1.Limits
+	(*Budget)(nil),                   // 18: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 19: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 20: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 21: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 22: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 23: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 24: luosho.v1.ToolCall
+	(*Message)(nil),                  // 25: luosho.v1.Message
+	(*Usage)(nil),                    // 26: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 27: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 28: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 29: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 30: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 31: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 32: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 33: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 34: luosho.v1.Event
+	(*RunStart)(nil),                 // 35: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 36: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 37: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 38: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 39: luosho.v1.ToolCallRequested
+	(*ToolReconcile)(nil),            // 40: luosho.v1.ToolReconcile
+	(*ToolRetry)(nil),                // 41: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 42: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 43: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 44: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 45: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 46: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 47: luosho.v1.BudgetExceeded
+	(*RunDone)(nil),                  // 48: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 49: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 50: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 51: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 52: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 53: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 54: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 55: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 56: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 57: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 58: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 59: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 60: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 61: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 62: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 63: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 64: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 65: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 66: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 67: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 68: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 69: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 70: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 71: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 72: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 73: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 74: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 75: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 76: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 77: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 78: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 79: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 80: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 81: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 82: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 83: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 84: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 85: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 86: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 87: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 88: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 89: luosho.v1.McpTool
+	nil,                              // 90: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 91: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 92: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 93: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 94: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	14,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	15,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	20,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	18,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	16,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
-	17,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
-	17,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
-	15,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	21,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	22,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	21,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	19,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	17,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	18,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	18,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	16,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	22,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	23,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
 	5,   // 10: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
 	6,   // 11: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	21,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	22,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
 	1,   // 13: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	23,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	25,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
-	23,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	89,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	24,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	25,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	24,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	26,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	24,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	90,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	25,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	26,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	27,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	26,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	93,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	15,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	25,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	44,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	25,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	29,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	24,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	90,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
-	29,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	93,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	93,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
-	24,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	25,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	27,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	23,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	23,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	27,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	93,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	93,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	93,  // 43: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 44: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	28,  // 45: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	25,  // 46: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	25,  // 47: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
-	3,   // 48: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 49: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	93,  // 50: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	44,  // 51: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	25,  // 52: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	93,  // 53: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	34,  // 54: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	36,  // 55: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	37,  // 56: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	38,  // 57: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	41,  // 58: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	42,  // 59: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	47,  // 60: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	44,  // 61: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	43,  // 62: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	45,  // 63: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	40,  // 64: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	50,  // 65: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	35,  // 66: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	46,  // 67: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	39,  // 68: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	19,  // 69: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 70: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	27,  // 71: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 72: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	25,  // 73: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	23,  // 74: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	9,   // 75: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	8,   // 76: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	23,  // 77: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	30,  // 78: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	25,  // 79: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 80: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 81: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	25,  // 82: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	24,  // 83: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	15,  // 84: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	10,  // 85: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	24,  // 86: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	10,  // 87: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	93,  // 88: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	33,  // 89: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	15,  // 90: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 91: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	8,   // 92: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	11,  // 93: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	28,  // 94: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	49,  // 95: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	62,  // 96: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	91,  // 97: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	92,  // 98: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	93,  // 99: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	93,  // 100: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 101: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	32,  // 102: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	15,  // 103: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 104: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	30,  // 105: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	31,  // 106: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	24,  // 107: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	74,  // 108: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	73,  // 109: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	28,  // 110: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	79,  // 111: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	25,  // 112: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	78,  // 113: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	80,  // 114: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 115: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 116: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	78,  // 117: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	78,  // 118: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	81,  // 119: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	33,  // 120: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	87,  // 121: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	12,  // 122: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	13,  // 123: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	88,  // 124: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	25,  // 125: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	48,  // 126: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	54,  // 127: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	56,  // 128: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	58,  // 129: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	60,  // 130: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	63,  // 131: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	65,  // 132: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	67,  // 133: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	69,  // 134: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	71,  // 135: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	75,  // 136: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	77,  // 137: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	83,  // 138: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	85,  // 139: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	51,  // 140: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	53,  // 141: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	55,  // 142: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	57,  // 143: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	59,  // 144: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	61,  // 145: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	64,  // 146: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	66,  // 147: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	68,  // 148: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	70,  // 149: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	72,  // 150: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	76,  // 151: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	82,  // 152: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	84,  // 153: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	86,  // 154: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	52,  // 155: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	141, // [141:156] is the sub-list for method output_type
-	126, // [126:141] is the sub-list for method input_type
-	126, // [126:126] is the sub-list for extension type_name
-	126, // [126:126] is the sub-list for extension extendee
-	0,   // [0:126] is the sub-list for field type_name
+	28,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	27,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	94,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	16,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	26,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	45,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	26,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	30,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	25,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	91,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	30,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	94,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	94,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	25,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	26,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	28,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	24,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	24,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	28,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	94,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	94,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	7,   // 43: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
+	94,  // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 45: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	29,  // 46: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	26,  // 47: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	26,  // 48: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 49: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 50: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	94,  // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	45,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	26,  // 53: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	94,  // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	35,  // 55: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	37,  // 56: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	38,  // 57: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	39,  // 58: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	42,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	43,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	48,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	45,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	44,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	46,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	41,  // 65: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	51,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	36,  // 67: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	47,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	40,  // 69: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	20,  // 70: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	8,   // 71: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	28,  // 72: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	25,  // 73: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	26,  // 74: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	24,  // 75: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	10,  // 76: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	9,   // 77: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	24,  // 78: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	31,  // 79: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	26,  // 80: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 81: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 82: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	26,  // 83: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	25,  // 84: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	16,  // 85: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	11,  // 86: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	25,  // 87: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	11,  // 88: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	94,  // 89: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	34,  // 90: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	16,  // 91: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 92: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 93: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	12,  // 94: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	29,  // 95: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	50,  // 96: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	63,  // 97: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	92,  // 98: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	93,  // 99: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	94,  // 100: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	94,  // 101: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 102: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	33,  // 103: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	16,  // 104: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 105: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	31,  // 106: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	32,  // 107: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	25,  // 108: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	75,  // 109: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	74,  // 110: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	29,  // 111: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	80,  // 112: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	26,  // 113: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	79,  // 114: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	81,  // 115: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 116: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 117: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	79,  // 118: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	79,  // 119: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	82,  // 120: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	34,  // 121: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	88,  // 122: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	13,  // 123: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	14,  // 124: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	89,  // 125: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	26,  // 126: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	49,  // 127: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	55,  // 128: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	57,  // 129: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	59,  // 130: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	61,  // 131: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	64,  // 132: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	66,  // 133: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	68,  // 134: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	70,  // 135: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	72,  // 136: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	76,  // 137: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	78,  // 138: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	84,  // 139: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	86,  // 140: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	52,  // 141: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	54,  // 142: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	56,  // 143: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	58,  // 144: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	60,  // 145: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	62,  // 146: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	65,  // 147: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	67,  // 148: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	69,  // 149: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	71,  // 150: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	73,  // 151: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	77,  // 152: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	83,  // 153: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	85,  // 154: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	87,  // 155: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	53,  // 156: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	142, // [142:157] is the sub-list for method output_type
+	127, // [127:142] is the sub-list for method input_type
+	127, // [127:127] is the sub-list for extension type_name
+	127, // [127:127] is the sub-list for extension extendee
+	0,   // [0:127] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8199,7 +8326,7 @@ func file_luosho_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      14,
+			NumEnums:      15,
 			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -63,6 +63,12 @@ export interface ToolDef {
   /** Pause the run for a human decision before the call runs. */
   needsApproval?: boolean;
   /**
+   * A question to a person (R88), never run by the client: a call pauses the run like
+   * needsApproval; `resolve(id, true, { answer })` answers it, the call's result being
+   * {"answer": TEXT}.
+   */
+  question?: boolean;
+  /**
    * A call of it handed out before with no recorded result is first put to the client as a
    * tool.reconcile (R77). Set for you on the tools given a reconcile function.
    */
@@ -143,6 +149,7 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
       inputSchemaJson: t.inputSchema === undefined ? "" : JSON.stringify(t.inputSchema),
       needsApproval: t.needsApproval ?? false,
       reconcile: t.reconcile ?? false,
+      question: t.question ?? false,
     })),
     maxSteps: agent.maxSteps,
     toolConcurrency: agent.toolConcurrency,
@@ -765,12 +772,14 @@ export class LuoshoClient {
   /**
    * Decide a pending approval and continue its run (the Resolve RPC). `sessionId` (the
    * approval's session) lets a retry be recognised even when the first attempt's stream
-   * broke before its first event, after the approval was claimed.
+   * broke before its first event, after the approval was claimed. `answer` answers a
+   * question (an approval of kind QUESTION, R88): it becomes the call's result.
    */
-  resolve(approvalId: string, approved: boolean, options: { note?: string; agent?: Agent; tools?: Tools; reconcile?: Reconcilers; requestId?: string; sessionId?: string } = {}): Run {
+  resolve(approvalId: string, approved: boolean, options: { note?: string; answer?: string; agent?: Agent; tools?: Tools; reconcile?: Reconcilers; requestId?: string; sessionId?: string } = {}): Run {
     const request = ResolveRequest.fromPartial({
       approvalId,
       approved,
+      answer: options.answer ?? "",
       note: options.note ?? "",
       agent: agentSpecFor(options.agent, options.reconcile),
       requestId: options.requestId || newRequestId(),

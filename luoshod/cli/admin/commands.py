@@ -222,12 +222,15 @@ def approvals_list(d: Daemon, args: argparse.Namespace) -> int:
 
 
 def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
-    """Resolve and follow the run until it needs the app (a ``tool.call``) or ends."""
-    approved = args.decision == "approve"
+    """Resolve and follow the run until it needs the app (a ``tool.call``) or ends; an
+    ``answer`` answers a question (R88)."""
+    answer = args.answer if args.decision == "answer" else ""
+    approved = args.decision in ("approve", "answer")
     call = d.stub.Resolve(
         pb.ResolveRequest(
             approval_id=args.approval_id,
             approved=approved,
+            answer=answer,
             note=args.note or "",
             request_id=args.request_id or "",
             session_id=args.session or "",
@@ -252,12 +255,13 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
                 done = event.run_done
     finally:
         call.cancel()  # the run stops at its next boundary; the decision is already saved
-    verb = "approved" if approved else "rejected"
+    verb = "answered" if answer else "approved" if approved else "rejected"
     if args.json:
         render.emit(
             {
                 "approval_id": args.approval_id,
                 "approved": approved,
+                **({"answer": answer} if answer else {}),
                 "session_id": session,
                 "waiting_for_tool": render.as_dict(waiting) if waiting else None,
                 "run_done": render.as_dict(done) if done else None,
@@ -578,7 +582,7 @@ def add_command(
         aa = group(
             name,
             "luoshod approvals list\n  luoshod approvals approve ap-1796224345776-7242f607 --note "
-            "'ok by Ana'",
+            "'ok by Ana'\n  luoshod approvals answer ap-1796224345901-0c1d2e3f 'weekly, please'",
         )
         p = command(
             aa,
@@ -588,16 +592,22 @@ def add_command(
             "luoshod approvals list --session pay-1",
         )
         p.add_argument("--session", help="only this session's")
-        for decision in ("approve", "reject"):
+        decisions = {
+            "approve": ("approve a pending approval", " --note 'checked the invoice'"),
+            "reject": ("reject a pending approval (decline a question)", " --note 'no receipt'"),
+            "answer": ("answer a pending question", " 'weekly, please'"),
+        }
+        for decision, (what, example) in decisions.items():
             p = command(
                 aa,
                 decision,
                 approvals_decide,
-                f"{decision} a pending approval and continue its run until it needs the app",
-                f"luoshod approvals {decision} ap-1796224345776-7242f607 --note 'checked the "
-                "invoice'",
+                f"{what} and continue its run until it needs the app",
+                f"luoshod approvals {decision} ap-1796224345776-7242f607{example}",
             )
             p.add_argument("approval_id")
+            if decision == "answer":
+                p.add_argument("answer", help="the answer: the question's call's result (R88)")
             p.add_argument(
                 "--note", help="recorded with the decision (the model reads it on a rejection)"
             )

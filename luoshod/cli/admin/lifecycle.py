@@ -28,6 +28,10 @@ def decision_line(r: pb.ApprovalResolved) -> str:
     """``refund [call_0_0] approved by token boss: “note”`` (R92)."""
     if r.expired:
         return f"{r.tool_name} [{r.tool_call_id}] rejected: the approval {r.approval_id} expired"
+    if r.answer:  # R88: a question's answer
+        return f"{r.tool_name} [{r.tool_call_id}] answered by {r.decided_by or 'anonymous'}: " + (
+            f"“{render.clip(r.answer, 60)}”"
+        )
     verdict = "approved" if r.approved else "rejected"
     return f"{r.tool_name} [{r.tool_call_id}] {verdict} by {r.decided_by or 'anonymous'}" + (
         f": “{render.clip(r.note, 60)}”" if r.note else ""

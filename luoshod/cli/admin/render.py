@@ -129,14 +129,30 @@ def history_rows(entries: Iterable[pb.HistoryEntry]) -> str:
 
 def approval_rows(approvals: Iterable[pb.Approval], width: int | None = 60) -> str:
     return table(
-        ("APPROVAL", "SESSION", "STEP", "TOOL", "ARGUMENTS", "CREATED (UTC)", "EXPIRES (UTC)"),
+        (
+            "APPROVAL",
+            "SESSION",
+            "STEP",
+            "KIND",
+            "TOOL",
+            "ARGUMENTS / QUESTION",
+            "CREATED (UTC)",
+            "EXPIRES (UTC)",
+        ),
         (
             (
                 a.approval_id,
                 a.session_id,
                 a.step,
+                "question" if a.kind == pb.APPROVAL_KIND_QUESTION else "approval",
                 f"{a.tool_call.name} ({a.tool_call.id})" + _in_subagent(a),
-                clip(a.tool_call.arguments_json or "{}", width),
+                # R88: a question shows the text asked, an approval the call's arguments.
+                clip(
+                    a.question
+                    if a.kind == pb.APPROVAL_KIND_QUESTION
+                    else a.tool_call.arguments_json or "{}",
+                    width,
+                ),
                 timestamp(a.created_at),
                 timestamp(a.expires_at),
             )

@@ -87,6 +87,7 @@ def approval(approval_id: str, session_id: str, *, step: int = 1) -> Approval:
         Fingerprint("fp", "model-x", {"transfer": "h1", "lookup": "h2"}, "ih"),
         created_at=1_700_000_000.5,
         expires_at=1_700_003_600.0,
+        question="Which account? «ünïcode»",  # R88: a question's text, stored with it
     )
 
 

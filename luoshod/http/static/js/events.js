@@ -13,10 +13,14 @@ export function describe(ev) {
     case "tool.call": return `${ev.tool_call.call.name} [${ev.tool_call.call.id}] ${short(ev.tool_call.call.arguments_json)}${attempt(ev.tool_call)}`;
     case "tool.reconcile": return `${ev.tool_reconcile.call.name} [${ev.tool_reconcile.call.id}] handed out before (attempt ${ev.tool_reconcile.attempt}): asks the client whether it ran`;
     case "tool.result": return `${ev.tool_result.tool_name} [${ev.tool_result.tool_call_id}]${ev.tool_result.is_error ? " (error)" : ""} ${short(ev.tool_result.result_json)}`;
-    case "approval.requested": return `${ev.approval_requested.approval.tool_call.name} waits for approval`;
+    case "approval.requested": {
+      const a = ev.approval_requested.approval;
+      return a.kind === "APPROVAL_KIND_QUESTION" ? `${a.tool_call.name} asks: “${short(a.question)}”` : `${a.tool_call.name} waits for approval`;
+    }
     case "approval.resolved": {
       const r = ev.approval_resolved;
       if (r.expired) return `${r.tool_name} rejected: the approval expired`;
+      if (r.answer) return `${r.tool_name} answered by ${r.decided_by || "anonymous"}: “${short(r.answer)}”`;
       return `${r.tool_name} ${r.approved ? "approved" : "rejected"} by ${r.decided_by || "anonymous"}${r.note ? ` · “${short(r.note)}”` : ""}`;
     }
     case "agent.drift": return `model ${ev.agent_drift.model_from || "?"} → ${ev.agent_drift.model_to || "?"}`;

@@ -33,6 +33,11 @@ class Tool:
 
     ``needs_approval``: the run pauses before each call of it (finish reason
     "awaiting_approval") until someone decides with ``resolve``.
+
+    ``question``: a question to a person, never run by the client: each call pauses the
+    run the same way, with an approval of kind ``APPROVAL_KIND_QUESTION`` whose
+    ``question`` is the call's ``question`` argument; ``resolve(..., answer=TEXT)``
+    answers it and the call's result is ``{"answer": TEXT}``.
     """
 
     name: str
@@ -43,6 +48,7 @@ class Tool:
     # R77: a call handed out before with no recorded result is first put to the client
     # as tool.reconcile (set for you on the tools given a reconcile function).
     reconcile: bool = False
+    question: bool = False
 
     def to_proto(self) -> agent_pb2.ToolSpec:
         return agent_pb2.ToolSpec(
@@ -51,6 +57,7 @@ class Tool:
             input_schema_json="" if self.input_schema is None else dumps(self.input_schema),
             needs_approval=self.needs_approval,
             reconcile=self.reconcile,
+            question=self.question,
         )
 
 

@@ -439,6 +439,7 @@ class AsyncClient:
         reconcile: ReconcileLike | None = None,
         request_id: str = "",
         session_id: str = "",
+        answer: str = "",
     ) -> AsyncRun:
         """Decide a pending approval and continue its run (the Resolve RPC).
 
@@ -450,6 +451,10 @@ class AsyncClient:
         or already decided approval raises ``ApprovalNotFoundError``. ``session_id`` (the
         approval's session) lets a retry be recognised even when the first attempt's
         stream broke before its first event, after the approval was claimed.
+
+        A question (an approval of kind ``APPROVAL_KIND_QUESTION``) is answered with
+        ``answer``: the text becomes the call's result ``{"answer": TEXT}`` (``approved``
+        is then implied); ``approved=False`` without an answer declines it.
         """
         request = resolve_request(
             approval_id,
@@ -458,6 +463,7 @@ class AsyncClient:
             agent=agent,
             request_id=request_id,
             session_id=session_id,
+            answer=answer,
         )
         if reconcile and request.HasField("agent"):
             mark_reconciled(request.agent, reconcile)

@@ -161,12 +161,14 @@ def resolve_request(
     agent: AgentLike | None,
     request_id: str,
     session_id: str = "",
+    answer: str = "",
 ) -> agent_pb2.ResolveRequest:
     if not approval_id:
         raise ValueError("approval_id is required")
     return agent_pb2.ResolveRequest(
         approval_id=approval_id,
         approved=approved,
+        answer=answer,
         note=note,
         agent=agent_spec(agent),
         request_id=request_id,

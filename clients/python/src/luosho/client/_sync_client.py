@@ -436,6 +436,7 @@ class Client:
         reconcile: ReconcileLike | None = None,
         request_id: str = "",
         session_id: str = "",
+        answer: str = "",
     ) -> Run:
         """Decide a pending approval and continue its run; see ``AsyncClient.resolve``."""
         request = resolve_request(
@@ -445,6 +446,7 @@ class Client:
             agent=agent,
             request_id=request_id,
             session_id=session_id,
+            answer=answer,
         )
         if reconcile and request.HasField("agent"):
             mark_reconciled(request.agent, reconcile)

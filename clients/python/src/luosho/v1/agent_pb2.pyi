@@ -103,6 +103,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_COSTLIEST_FIRST: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_OUTPUT_SCHEMA: _ClassVar[ErrorReason]
+    ERROR_REASON_ANSWER_REQUIRED: _ClassVar[ErrorReason]
+    ERROR_REASON_ANSWER_NOT_ALLOWED: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -149,6 +151,12 @@ class McpApproval(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MCP_APPROVAL_UNSPECIFIED: _ClassVar[McpApproval]
     MCP_APPROVAL_GATE: _ClassVar[McpApproval]
     MCP_APPROVAL_UNGATE: _ClassVar[McpApproval]
+
+class ApprovalKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    APPROVAL_KIND_UNSPECIFIED: _ClassVar[ApprovalKind]
+    APPROVAL_KIND_APPROVAL: _ClassVar[ApprovalKind]
+    APPROVAL_KIND_QUESTION: _ClassVar[ApprovalKind]
 
 class RunMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -287,6 +295,8 @@ ERROR_REASON_INVALID_LIMITS: ErrorReason
 ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: ErrorReason
 ERROR_REASON_INVALID_COSTLIEST_FIRST: ErrorReason
 ERROR_REASON_INVALID_OUTPUT_SCHEMA: ErrorReason
+ERROR_REASON_ANSWER_REQUIRED: ErrorReason
+ERROR_REASON_ANSWER_NOT_ALLOWED: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -315,6 +325,9 @@ MCP_RETRY_ON_TOOL_ERROR: McpRetryOn
 MCP_APPROVAL_UNSPECIFIED: McpApproval
 MCP_APPROVAL_GATE: McpApproval
 MCP_APPROVAL_UNGATE: McpApproval
+APPROVAL_KIND_UNSPECIFIED: ApprovalKind
+APPROVAL_KIND_APPROVAL: ApprovalKind
+APPROVAL_KIND_QUESTION: ApprovalKind
 RUN_MODE_UNSPECIFIED: RunMode
 RUN_MODE_NEW: RunMode
 RUN_MODE_CONTINUE: RunMode
@@ -343,18 +356,20 @@ MCP_SERVER_STATE_RUNNING: McpServerState
 MCP_SERVER_STATE_DOWN: McpServerState
 
 class ToolSpec(_message.Message):
-    __slots__ = ("name", "description", "input_schema_json", "needs_approval", "reconcile")
+    __slots__ = ("name", "description", "input_schema_json", "needs_approval", "reconcile", "question")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     NEEDS_APPROVAL_FIELD_NUMBER: _ClassVar[int]
     RECONCILE_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     input_schema_json: str
     needs_approval: bool
     reconcile: bool
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ...) -> None: ...
+    question: bool
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ..., question: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
     __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "output_schema_json")
@@ -639,7 +654,7 @@ class SubAgentState(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., depth: _Optional[int] = ..., path: _Optional[_Iterable[str]] = ..., task_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ...) -> None: ...
 
 class Approval(_message.Message):
-    __slots__ = ("approval_id", "session_id", "tool_call", "remaining", "step", "fingerprint", "created_at", "expires_at", "subagent_path")
+    __slots__ = ("approval_id", "session_id", "tool_call", "remaining", "step", "fingerprint", "created_at", "expires_at", "subagent_path", "kind", "question")
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
@@ -649,6 +664,8 @@ class Approval(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_PATH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
     approval_id: str
     session_id: str
     tool_call: ToolCall
@@ -658,7 +675,9 @@ class Approval(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     expires_at: _timestamp_pb2.Timestamp
     subagent_path: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., subagent_path: _Optional[_Iterable[str]] = ...) -> None: ...
+    kind: ApprovalKind
+    question: str
+    def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., subagent_path: _Optional[_Iterable[str]] = ..., kind: _Optional[_Union[ApprovalKind, str]] = ..., question: _Optional[str] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
     __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint", "model", "usage", "total_usage", "chain")
@@ -767,7 +786,7 @@ class RunStart(_message.Message):
     def __init__(self, mode: _Optional[_Union[RunMode, str]] = ..., step_index: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ApprovalResolved(_message.Message):
-    __slots__ = ("approval_id", "tool_call_id", "tool_name", "approved", "note", "decided_by", "expired")
+    __slots__ = ("approval_id", "tool_call_id", "tool_name", "approved", "note", "decided_by", "expired", "answer")
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -775,6 +794,7 @@ class ApprovalResolved(_message.Message):
     NOTE_FIELD_NUMBER: _ClassVar[int]
     DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
     EXPIRED_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
     approval_id: str
     tool_call_id: str
     tool_name: str
@@ -782,7 +802,8 @@ class ApprovalResolved(_message.Message):
     note: str
     decided_by: str
     expired: bool
-    def __init__(self, approval_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., decided_by: _Optional[str] = ..., expired: _Optional[bool] = ...) -> None: ...
+    answer: str
+    def __init__(self, approval_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., decided_by: _Optional[str] = ..., expired: _Optional[bool] = ..., answer: _Optional[str] = ...) -> None: ...
 
 class StepStart(_message.Message):
     __slots__ = ("step",)
@@ -1139,7 +1160,7 @@ class DeleteSessionResponse(_message.Message):
     def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
 
 class ResolveRequest(_message.Message):
-    __slots__ = ("approval_id", "approved", "note", "agent", "request_id", "session_id", "detach_on_tool_call")
+    __slots__ = ("approval_id", "approved", "note", "agent", "request_id", "session_id", "detach_on_tool_call", "answer")
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     APPROVED_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
@@ -1147,6 +1168,7 @@ class ResolveRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     DETACH_ON_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
     approval_id: str
     approved: bool
     note: str
@@ -1154,7 +1176,8 @@ class ResolveRequest(_message.Message):
     request_id: str
     session_id: str
     detach_on_tool_call: bool
-    def __init__(self, approval_id: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., detach_on_tool_call: _Optional[bool] = ...) -> None: ...
+    answer: str
+    def __init__(self, approval_id: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., detach_on_tool_call: _Optional[bool] = ..., answer: _Optional[str] = ...) -> None: ...
 
 class ResolveResponse(_message.Message):
     __slots__ = ("event",)

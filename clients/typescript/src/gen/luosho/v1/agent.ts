@@ -187,6 +187,10 @@ export enum ErrorReason {
   ERROR_REASON_INVALID_COSTLIEST_FIRST = 130,
   /** ERROR_REASON_INVALID_OUTPUT_SCHEMA - INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema. */
   ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150,
+  /** ERROR_REASON_ANSWER_REQUIRED - INVALID_ARGUMENT: Resolve approves a question without an answer. */
+  ERROR_REASON_ANSWER_REQUIRED = 155,
+  /** ERROR_REASON_ANSWER_NOT_ALLOWED - INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question. */
+  ERROR_REASON_ANSWER_NOT_ALLOWED = 156,
   UNRECOGNIZED = -1,
 }
 
@@ -465,6 +469,12 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 150:
     case "ERROR_REASON_INVALID_OUTPUT_SCHEMA":
       return ErrorReason.ERROR_REASON_INVALID_OUTPUT_SCHEMA;
+    case 155:
+    case "ERROR_REASON_ANSWER_REQUIRED":
+      return ErrorReason.ERROR_REASON_ANSWER_REQUIRED;
+    case 156:
+    case "ERROR_REASON_ANSWER_NOT_ALLOWED":
+      return ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -656,6 +666,10 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INVALID_COSTLIEST_FIRST";
     case ErrorReason.ERROR_REASON_INVALID_OUTPUT_SCHEMA:
       return "ERROR_REASON_INVALID_OUTPUT_SCHEMA";
+    case ErrorReason.ERROR_REASON_ANSWER_REQUIRED:
+      return "ERROR_REASON_ANSWER_REQUIRED";
+    case ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED:
+      return "ERROR_REASON_ANSWER_NOT_ALLOWED";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -974,6 +988,48 @@ export function mcpApprovalToJSON(object: McpApproval): string {
     case McpApproval.MCP_APPROVAL_UNGATE:
       return "MCP_APPROVAL_UNGATE";
     case McpApproval.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** What a pending approval asks for (R88). */
+export enum ApprovalKind {
+  APPROVAL_KIND_UNSPECIFIED = 0,
+  /** APPROVAL_KIND_APPROVAL - A decision on a gated call (needs_approval): approve or reject. */
+  APPROVAL_KIND_APPROVAL = 1,
+  /** APPROVAL_KIND_QUESTION - A question to a person (ToolSpec.question): answer it (ResolveRequest.answer) or decline. */
+  APPROVAL_KIND_QUESTION = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function approvalKindFromJSON(object: any): ApprovalKind {
+  switch (object) {
+    case 0:
+    case "APPROVAL_KIND_UNSPECIFIED":
+      return ApprovalKind.APPROVAL_KIND_UNSPECIFIED;
+    case 1:
+    case "APPROVAL_KIND_APPROVAL":
+      return ApprovalKind.APPROVAL_KIND_APPROVAL;
+    case 2:
+    case "APPROVAL_KIND_QUESTION":
+      return ApprovalKind.APPROVAL_KIND_QUESTION;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ApprovalKind.UNRECOGNIZED;
+  }
+}
+
+export function approvalKindToJSON(object: ApprovalKind): string {
+  switch (object) {
+    case ApprovalKind.APPROVAL_KIND_UNSPECIFIED:
+      return "APPROVAL_KIND_UNSPECIFIED";
+    case ApprovalKind.APPROVAL_KIND_APPROVAL:
+      return "APPROVAL_KIND_APPROVAL";
+    case ApprovalKind.APPROVAL_KIND_QUESTION:
+      return "APPROVAL_KIND_QUESTION";
+    case ApprovalKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -1342,6 +1398,12 @@ export interface ToolSpec {
    * SubmitToolResult.reconcile, before it is handed out again.
    */
   reconcile: boolean;
+  /**
+   * R88: a question to a person. A call pauses the run as a gated call does (R27), with
+   * an approval of kind QUESTION; Resolve's answer becomes the call's result. The client
+   * is never asked to run it.
+   */
+  question: boolean;
 }
 
 /** The agent: what the run's fingerprint is made of, plus its limits. */
@@ -1664,7 +1726,7 @@ export interface SubAgentState {
   fingerprint: AgentFingerprint | undefined;
 }
 
-/** A pending approval (docs/reference/rules.md R27–R28). */
+/** A pending approval (docs/reference/rules.md R27–R28), or a question (R88). */
 export interface Approval {
   /** Sortable by creation time. */
   approvalId: string;
@@ -1686,6 +1748,13 @@ export interface Approval {
     | undefined;
   /** The sub-agent whose call is gated, outermost first (R60); empty for the lead's own. */
   subagentPath: string[];
+  /** APPROVAL for a gated call, QUESTION for a question tool's call (R88). */
+  kind: ApprovalKind;
+  /**
+   * The text asked (QUESTION only): the call's string argument "question" when it has
+   * one, else its whole arguments as JSON.
+   */
+  question: string;
 }
 
 /** One saved checkpoint of a session's history. */
@@ -1803,6 +1872,11 @@ export interface ApprovalResolved {
   decidedBy: string;
   /** The approval had expired: recorded as a rejection whatever was asked (R32). */
   expired: boolean;
+  /**
+   * A question's answer (R88), the call's result; empty for an approval or a declined
+   * question.
+   */
+  answer: string;
 }
 
 /** type "step.start": a model call begins. */
@@ -2236,6 +2310,12 @@ export interface ResolveRequest {
    * the app's next Resume). For a reviewer who decides but does not run the app's tools.
    */
   detachOnToolCall: boolean;
+  /**
+   * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+   * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+   * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+   */
+  answer: string;
 }
 
 export interface ResolveResponse {
@@ -2414,7 +2494,7 @@ export interface McpTool {
 }
 
 function createBaseToolSpec(): ToolSpec {
-  return { name: "", description: "", inputSchemaJson: "", needsApproval: false, reconcile: false };
+  return { name: "", description: "", inputSchemaJson: "", needsApproval: false, reconcile: false, question: false };
 }
 
 export const ToolSpec: MessageFns<ToolSpec> = {
@@ -2433,6 +2513,9 @@ export const ToolSpec: MessageFns<ToolSpec> = {
     }
     if (message.reconcile !== false) {
       writer.uint32(40).bool(message.reconcile);
+    }
+    if (message.question !== false) {
+      writer.uint32(80).bool(message.question);
     }
     return writer;
   },
@@ -2490,6 +2573,14 @@ export const ToolSpec: MessageFns<ToolSpec> = {
             message.reconcile = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.question = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2517,6 +2608,7 @@ export const ToolSpec: MessageFns<ToolSpec> = {
         ? globalThis.Boolean(object.needs_approval)
         : false,
       reconcile: isSet(object.reconcile) ? globalThis.Boolean(object.reconcile) : false,
+      question: isSet(object.question) ? globalThis.Boolean(object.question) : false,
     };
   },
 
@@ -2537,6 +2629,9 @@ export const ToolSpec: MessageFns<ToolSpec> = {
     if (message.reconcile !== false) {
       obj.reconcile = message.reconcile;
     }
+    if (message.question !== false) {
+      obj.question = message.question;
+    }
     return obj;
   },
 
@@ -2550,6 +2645,7 @@ export const ToolSpec: MessageFns<ToolSpec> = {
     message.inputSchemaJson = object.inputSchemaJson ?? "";
     message.needsApproval = object.needsApproval ?? false;
     message.reconcile = object.reconcile ?? false;
+    message.question = object.question ?? false;
     return message;
   },
 };
@@ -5621,6 +5717,8 @@ function createBaseApproval(): Approval {
     createdAt: undefined,
     expiresAt: undefined,
     subagentPath: [],
+    kind: 0,
+    question: "",
   };
 }
 
@@ -5652,6 +5750,12 @@ export const Approval: MessageFns<Approval> = {
     }
     for (const v of message.subagentPath) {
       writer.uint32(322).string(v!);
+    }
+    if (message.kind !== 0) {
+      writer.uint32(328).int32(message.kind);
+    }
+    if (message.question !== "") {
+      writer.uint32(338).string(message.question);
     }
     return writer;
   },
@@ -5741,6 +5845,22 @@ export const Approval: MessageFns<Approval> = {
             message.subagentPath.push(reader.string());
             continue;
           }
+          case 41: {
+            if (tag !== 328) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 42: {
+            if (tag !== 338) {
+              break;
+            }
+
+            message.question = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5790,6 +5910,8 @@ export const Approval: MessageFns<Approval> = {
         : globalThis.Array.isArray(object?.subagent_path)
         ? object.subagent_path.map((e: any) => globalThis.String(e))
         : [],
+      kind: isSet(object.kind) ? approvalKindFromJSON(object.kind) : 0,
+      question: isSet(object.question) ? globalThis.String(object.question) : "",
     };
   },
 
@@ -5822,6 +5944,12 @@ export const Approval: MessageFns<Approval> = {
     if (message.subagentPath?.length) {
       obj.subagentPath = message.subagentPath;
     }
+    if (message.kind !== 0) {
+      obj.kind = approvalKindToJSON(message.kind);
+    }
+    if (message.question !== "") {
+      obj.question = message.question;
+    }
     return obj;
   },
 
@@ -5843,6 +5971,8 @@ export const Approval: MessageFns<Approval> = {
     message.createdAt = object.createdAt ?? undefined;
     message.expiresAt = object.expiresAt ?? undefined;
     message.subagentPath = object.subagentPath?.map((e) => e) || [];
+    message.kind = object.kind ?? 0;
+    message.question = object.question ?? "";
     return message;
   },
 };
@@ -6986,7 +7116,16 @@ export const RunStart: MessageFns<RunStart> = {
 };
 
 function createBaseApprovalResolved(): ApprovalResolved {
-  return { approvalId: "", toolCallId: "", toolName: "", approved: false, note: "", decidedBy: "", expired: false };
+  return {
+    approvalId: "",
+    toolCallId: "",
+    toolName: "",
+    approved: false,
+    note: "",
+    decidedBy: "",
+    expired: false,
+    answer: "",
+  };
 }
 
 export const ApprovalResolved: MessageFns<ApprovalResolved> = {
@@ -7011,6 +7150,9 @@ export const ApprovalResolved: MessageFns<ApprovalResolved> = {
     }
     if (message.expired !== false) {
       writer.uint32(56).bool(message.expired);
+    }
+    if (message.answer !== "") {
+      writer.uint32(82).string(message.answer);
     }
     return writer;
   },
@@ -7084,6 +7226,14 @@ export const ApprovalResolved: MessageFns<ApprovalResolved> = {
             message.expired = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.answer = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7121,6 +7271,7 @@ export const ApprovalResolved: MessageFns<ApprovalResolved> = {
         ? globalThis.String(object.decided_by)
         : "",
       expired: isSet(object.expired) ? globalThis.Boolean(object.expired) : false,
+      answer: isSet(object.answer) ? globalThis.String(object.answer) : "",
     };
   },
 
@@ -7147,6 +7298,9 @@ export const ApprovalResolved: MessageFns<ApprovalResolved> = {
     if (message.expired !== false) {
       obj.expired = message.expired;
     }
+    if (message.answer !== "") {
+      obj.answer = message.answer;
+    }
     return obj;
   },
 
@@ -7162,6 +7316,7 @@ export const ApprovalResolved: MessageFns<ApprovalResolved> = {
     message.note = object.note ?? "";
     message.decidedBy = object.decidedBy ?? "";
     message.expired = object.expired ?? false;
+    message.answer = object.answer ?? "";
     return message;
   },
 };
@@ -11050,6 +11205,7 @@ function createBaseResolveRequest(): ResolveRequest {
     requestId: "",
     sessionId: "",
     detachOnToolCall: false,
+    answer: "",
   };
 }
 
@@ -11075,6 +11231,9 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
     }
     if (message.detachOnToolCall !== false) {
       writer.uint32(56).bool(message.detachOnToolCall);
+    }
+    if (message.answer !== "") {
+      writer.uint32(82).string(message.answer);
     }
     return writer;
   },
@@ -11148,6 +11307,14 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
             message.detachOnToolCall = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.answer = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -11185,6 +11352,7 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
         : isSet(object.detach_on_tool_call)
         ? globalThis.Boolean(object.detach_on_tool_call)
         : false,
+      answer: isSet(object.answer) ? globalThis.String(object.answer) : "",
     };
   },
 
@@ -11211,6 +11379,9 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
     if (message.detachOnToolCall !== false) {
       obj.detachOnToolCall = message.detachOnToolCall;
     }
+    if (message.answer !== "") {
+      obj.answer = message.answer;
+    }
     return obj;
   },
 
@@ -11228,6 +11399,7 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
     message.requestId = object.requestId ?? "";
     message.sessionId = object.sessionId ?? "";
     message.detachOnToolCall = object.detachOnToolCall ?? false;
+    message.answer = object.answer ?? "";
     return message;
   },
 };

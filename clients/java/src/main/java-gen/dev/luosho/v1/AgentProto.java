@@ -431,467 +431,474 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\025luosho/v1/agent.proto\022\tluosho.v1\032\037goog" +
-      "le/protobuf/timestamp.proto\"s\n\010ToolSpec\022" +
-      "\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021in" +
-      "put_schema_json\030\003 \001(\t\022\026\n\016needs_approval\030" +
-      "\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\"\271\004\n\tAgentSpec\022\r" +
-      "\n\005model\030\001 \001(\t\022\024\n\014instructions\030\002 \001(\t\022\"\n\005t" +
-      "ools\030\003 \003(\0132\023.luosho.v1.ToolSpec\022\026\n\tmax_s" +
-      "teps\030\004 \001(\005H\000\210\001\001\022\035\n\020tool_concurrency\030\005 \001(" +
-      "\005H\001\210\001\001\0223\n\016on_agent_drift\030\006 \001(\0162\033.luosho." +
-      "v1.AgentDriftPolicy\022\033\n\023model_settings_js" +
-      "on\030\007 \001(\t\022\034\n\017tool_timeout_ms\030\010 \001(\003H\002\210\001\001\022 " +
-      "\n\023approval_timeout_ms\030\t \001(\003H\003\210\001\001\022,\n\013mcp_" +
-      "servers\030\024 \003(\0132\027.luosho.v1.McpServerUse\022&" +
-      "\n\tsubagents\030( \003(\0132\023.luosho.v1.SubAgent\022\037" +
-      "\n\022max_subagent_depth\030) \001(\005H\004\210\001\001\022!\n\006limit" +
-      "s\0302 \001(\0132\021.luosho.v1.Limits\022\032\n\022output_sch" +
-      "ema_json\030A \001(\tB\014\n\n_max_stepsB\023\n\021_tool_co" +
-      "ncurrencyB\022\n\020_tool_timeout_msB\026\n\024_approv" +
-      "al_timeout_msB\025\n\023_max_subagent_depth\"g\n\006" +
-      "Limits\022\036\n\003run\030\001 \001(\0132\021.luosho.v1.Budget\022\"" +
-      "\n\007session\030\002 \001(\0132\021.luosho.v1.Budget\022\031\n\021co" +
-      "unt_paused_time\030\003 \001(\010\"\212\002\n\006Budget\022\031\n\014inpu" +
-      "t_tokens\030\001 \001(\003H\000\210\001\001\022\032\n\routput_tokens\030\002 \001" +
-      "(\003H\001\210\001\001\022\031\n\014total_tokens\030\003 \001(\003H\002\210\001\001\022\025\n\010co" +
-      "st_usd\030\004 \001(\001H\003\210\001\001\022\030\n\013model_calls\030\005 \001(\003H\004" +
-      "\210\001\001\022\032\n\rwall_clock_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_inpu" +
-      "t_tokensB\020\n\016_output_tokensB\017\n\r_total_tok" +
-      "ensB\013\n\t_cost_usdB\016\n\014_model_callsB\020\n\016_wal" +
-      "l_clock_ms\"R\n\010SubAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013" +
-      "description\030\002 \001(\t\022#\n\005agent\030\003 \001(\0132\024.luosh" +
-      "o.v1.AgentSpec\"I\n\013SubAgentTag\022\014\n\004name\030\001 " +
-      "\001(\t\022\r\n\005depth\030\002 \001(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task" +
-      "_id\030\004 \001(\t\"\267\001\n\014McpServerUse\022\014\n\004name\030\001 \001(\t" +
-      "\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(" +
-      "\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRet" +
-      "ryPolicy\0222\n\016tool_overrides\030\005 \003(\0132\032.luosh" +
-      "o.v1.McpToolOverrideB\r\n\013_timeout_ms\"_\n\016M" +
-      "cpRetryPolicy\022\020\n\010attempts\030\001 \001(\005\022\022\n\nbacko" +
-      "ff_ms\030\002 \001(\003\022\'\n\010retry_on\030\003 \003(\0162\025.luosho.v" +
-      "1.McpRetryOn\"\233\001\n\017McpToolOverride\022\014\n\004tool" +
-      "\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.luosho.v1.Mcp" +
-      "Approval\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005ret" +
-      "ry\030\004 \001(\0132\031.luosho.v1.McpRetryPolicyB\r\n\013_" +
-      "timeout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014\n\004na" +
-      "me\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\"\315\001\n\007Mes" +
-      "sage\022\035\n\004role\030\001 \001(\0162\017.luosho.v1.Role\022\017\n\007c" +
-      "ontent\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.luosh" +
-      "o.v1.ToolCall\022\024\n\014tool_call_id\030\004 \001(\t\022\021\n\tt" +
-      "ool_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\r\n\005mode" +
-      "l\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage" +
-      "\"\311\001\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021com" +
-      "pletion_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001" +
-      "(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(" +
-      "\001\022\033\n\023cached_input_tokens\030\006 \001(\003\022\032\n\022cache_" +
-      "write_tokens\030\007 \001(\003\022\030\n\020reasoning_tokens\030\010" +
-      " \001(\003\"\241\001\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132\023." +
-      "luosho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\030\n\013resu" +
-      "lt_json\030\004 \001(\tH\000\210\001\001\022\020\n\010is_error\030\005 \001(\010\022\020\n\010" +
-      "attempts\030\006 \001(\005B\016\n\014_result_jsonJ\004\010\003\020\004R\nha" +
-      "s_result\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030\001 " +
-      "\001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_hashes" +
-      "\030\003 \003(\01321.luosho.v1.AgentFingerprint.Tool" +
-      "SchemaHashesEntry\022\031\n\021instructions_hash\030\004" +
-      " \001(\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001 \001" +
-      "(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\345\007\n\nCheckpoint\022\022\n\n" +
-      "session_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luo" +
-      "sho.v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005us" +
-      "age\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023business_" +
-      "state_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luosh" +
-      "o.v1.CheckpointStatus\022\023\n\013approval_id\030\007 \001" +
-      "(\t\022.\n\rfinish_reason\030\010 \001(\0162\027.luosho.v1.Fi" +
-      "nishReason\0220\n\013fingerprint\030\t \001(\0132\033.luosho" +
-      ".v1.AgentFingerprint\022-\n\ntool_calls\030\n \003(\013" +
-      "2\031.luosho.v1.ToolCallRecord\022.\n\nupdated_a" +
-      "t\030\013 \001(\0132\032.google.protobuf.Timestamp\022#\n\005a" +
-      "gent\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013tota" +
-      "l_usage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007versi" +
-      "on\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020" +
-      " \001(\0132\025.luosho.v1.AgentDrift\022)\n\017delegated" +
-      "_usage\030( \001(\0132\020.luosho.v1.Usage\022+\n\tsubage" +
-      "nts\030) \003(\0132\030.luosho.v1.SubAgentState\022)\n\re" +
-      "arly_results\030* \003(\0132\022.luosho.v1.Message\0225" +
-      "\n\010attempts\030< \003(\0132#.luosho.v1.Checkpoint." +
-      "AttemptsEntry\022\'\n\005tasks\030_ \003(\0132\030.luosho.v1" +
-      ".SubAgentState\0222\n\016run_started_at\0302 \001(\0132\032" +
-      ".google.protobuf.Timestamp\022\025\n\rrun_paused" +
-      "_ms\0303 \001(\003\0226\n\022session_started_at\0304 \001(\0132\032." +
-      "google.protobuf.Timestamp\022\031\n\021session_pau" +
-      "sed_ms\0305 \001(\003\032/\n\rAttemptsEntry\022\013\n\003key\030\001 \001" +
-      "(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\rSubAgentState\022" +
-      "\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030" +
-      "\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010" +
-      "messages\030\006 \003(\0132\022.luosho.v1.Message\022\022\n\nst" +
-      "ep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v" +
-      "1.Usage\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1" +
-      ".AgentFingerprint\"\272\002\n\010Approval\022\023\n\013approv" +
-      "al_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_" +
-      "call\030\003 \001(\0132\023.luosho.v1.ToolCall\022&\n\tremai" +
-      "ning\030\004 \003(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030" +
-      "\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.luosho.v1.A" +
-      "gentFingerprint\022.\n\ncreated_at\030\007 \001(\0132\032.go" +
-      "ogle.protobuf.Timestamp\022.\n\nexpires_at\030\010 " +
-      "\001(\0132\032.google.protobuf.Timestamp\022\025\n\rsubag" +
-      "ent_path\030( \003(\t\"\260\002\n\014HistoryEntry\022\014\n\004step\030" +
-      "\001 \001(\005\022,\n\010saved_at\030\002 \001(\0132\032.google.protobu" +
-      "f.Timestamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1." +
-      "CheckpointStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmes" +
-      "sage_count\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.l" +
-      "uosho.v1.Checkpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005us" +
-      "age\030\010 \001(\0132\020.luosho.v1.Usage\022%\n\013total_usa" +
-      "ge\030\t \001(\0132\020.luosho.v1.Usage\022\r\n\005chain\030\n \001(" +
-      "\t\"\303\002\n\016SessionSummary\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022+\n\006status\030\002 \001(\0162\033.luosho.v1.CheckpointS" +
-      "tatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luosho.v1" +
-      ".FinishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmes" +
-      "sage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n" +
-      "\nupdated_at\030\007 \001(\0132\032.google.protobuf.Time" +
-      "stamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v1.Ag" +
-      "entDrift\022%\n\013total_usage\030\t \001(\0132\020.luosho.v" +
-      "1.Usage\"\202\007\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n" +
-      "\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\013" +
-      "2\032.google.protobuf.Timestamp\022\014\n\004type\030\005 \001" +
-      "(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132" +
-      "\023.luosho.v1.RunStartH\000\022*\n\nstep_start\030\013 \001" +
-      "(\0132\024.luosho.v1.StepStartH\000\022*\n\nmodel_turn" +
-      "\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\ttool_c" +
-      "all\030\r \001(\0132\034.luosho.v1.ToolCallRequestedH" +
-      "\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v1.ToolR" +
-      "esultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.S" +
-      "tepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1." +
-      "RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho." +
-      "v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.lu" +
-      "osho.v1.TextDeltaH\000\022:\n\022approval_requeste" +
-      "d\030\023 \001(\0132\034.luosho.v1.ApprovalRequestedH\000\022" +
-      "*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.ToolRetr" +
-      "yH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosho.v1.In" +
-      "putQueuedH\000\0228\n\021approval_resolved\030  \001(\0132\033" +
-      ".luosho.v1.ApprovalResolvedH\000\0224\n\017budget_" +
-      "exceeded\030! \001(\0132\031.luosho.v1.BudgetExceede" +
-      "dH\000\0222\n\016tool_reconcile\030\" \001(\0132\030.luosho.v1." +
-      "ToolReconcileH\000\022(\n\010subagent\030( \001(\0132\026.luos" +
-      "ho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunStar" +
-      "t\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\ns" +
-      "tep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.l" +
-      "uosho.v1.AgentFingerprint\022\022\n\nrequest_id\030" +
-      "\004 \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013approval_i" +
-      "d\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_na" +
-      "me\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t" +
-      "\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"\031\n" +
-      "\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n" +
-      "\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1" +
-      ".Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usag" +
-      "e\"\305\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n" +
-      "\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntime" +
-      "out_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho." +
-      "v1.ToolExecutor\022\017\n\007attempt\030\004 \001(\005\022/\n\nreco" +
-      "nciled\030\005 \001(\0162\033.luosho.v1.ReconcileOutcom" +
-      "e\"e\n\rToolReconcile\022\014\n\004step\030\001 \001(\005\022!\n\004call" +
-      "\030\002 \001(\0132\023.luosho.v1.ToolCall\022\017\n\007attempt\030\003" +
-      " \001(\005\022\022\n\ntimeout_ms\030\004 \001(\003\"t\n\tToolRetry\022\014\n" +
-      "\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttoo" +
-      "l_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005" +
-      " \001(\t\022\020\n\010delay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004" +
-      "step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool" +
-      "_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_e" +
-      "rror\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\t" +
-      "TextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001" +
-      "\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010mode" +
-      "l_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools" +
-      "_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n" +
-      "\024instructions_changed\030\006 \001(\010\022\017\n\007refused\030\007" +
-      " \001(\010\":\n\021ApprovalRequested\022%\n\010approval\030\001 " +
-      "\001(\0132\023.luosho.v1.Approval\"\216\001\n\016BudgetExcee" +
-      "ded\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005val" +
-      "ue\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001" +
-      "(\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004p" +
-      "ath\030\007 \003(\t\"\207\002\n\007RunDone\022.\n\rfinish_reason\030\001" +
-      " \001(\0162\027.luosho.v1.FinishReason\022+\n\006status\030" +
-      "\002 \001(\0162\033.luosho.v1.CheckpointStatus\022\022\n\nfi" +
-      "nal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005us" +
-      "age\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013approval_" +
-      "id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\022\023\n\013outpu" +
-      "t_json\030\010 \001(\t\022\025\n\routput_errors\030\t \003(\t\"\321\002\n\016" +
-      "ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005in" +
-      "put\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005agent\030\003" +
-      " \001(\0132\024.luosho.v1.AgentSpec\022 \n\023business_s" +
-      "tate_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t" +
-      "\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030" +
-      "\007 \001(\0162\021.luosho.v1.IfBusy\022\031\n\014retention_ms" +
-      "\030\t \001(\003H\002\210\001\001B\026\n\024_business_state_jsonB\020\n\016_" +
-      "history_limitB\017\n\r_retention_msJ\004\010\010\020\tR\021re" +
-      "tention_seconds\"\253\001\n\013QueuedInput\022\022\n\nreque" +
-      "st_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.M" +
-      "essage\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBu" +
-      "sy\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(" +
-      "\0132\032.google.protobuf.Timestamp\"0\n\013InputQu" +
-      "eued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"" +
-      "=\n\023DequeueInputRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputRe" +
-      "sponse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteRespon" +
-      "se\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rR" +
-      "esumeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agen" +
-      "t\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest" +
-      "_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001" +
-      "(\0132\020.luosho.v1.Event\"\232\001\n\027SubmitToolResul" +
-      "tRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_cal" +
-      "l_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_er" +
-      "ror\030\004 \001(\010\022.\n\treconcile\030\005 \001(\0162\033.luosho.v1" +
-      ".ReconcileOutcome\"V\n\030SubmitToolResultRes" +
-      "ponse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Submi" +
-      "tOutcome\022\017\n\007attempt\030\002 \001(\005\"#\n\rCancelReque" +
-      "st\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelResponse" +
-      "\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\"\253\002\n\022GetSessionRespo" +
-      "nse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Chec" +
-      "kpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.Queued" +
-      "Input\0223\n\022last_model_failure\030\003 \001(\0132\027.luos" +
-      "ho.v1.ModelFailure\022G\n\016usage_by_model\030\004 \003" +
-      "(\0132/.luosho.v1.GetSessionResponse.UsageB" +
-      "yModelEntry\032E\n\021UsageByModelEntry\022\013\n\003key\030" +
-      "\001 \001(\t\022\037\n\005value\030\002 \001(\0132\020.luosho.v1.Usage:\002" +
-      "8\001\"\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001(\t\022\017\n\007m" +
-      "essage\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luosho." +
-      "v1.ModelFailure.MetadataEntry\022-\n\tfailed_" +
-      "at\030\004 \001(\0132\032.google.protobuf.Timestamp\022\020\n\010" +
-      "failures\030\005 \001(\005\0224\n\020retry_not_before\030\006 \001(\013" +
-      "2\032.google.protobuf.Timestamp\032/\n\rMetadata" +
-      "Entry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\317\001" +
-      "\n\023ListSessionsRequest\022\021\n\tpage_size\030\001 \001(\005" +
-      "\022\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.l" +
-      "uosho.v1.CheckpointStatus\022\031\n\021session_id_" +
-      "prefix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n\022in" +
-      "clude_total_size\030\006 \001(\010\022\027\n\017costliest_firs" +
-      "t\030\007 \001(\010\"\204\001\n\024ListSessionsResponse\022+\n\010sess" +
-      "ions\030\001 \003(\0132\031.luosho.v1.SessionSummary\022\027\n" +
-      "\017next_page_token\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001" +
-      "(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024DeleteSessionR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_histo" +
-      "ry\030\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007del" +
-      "eted\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approva" +
-      "l_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001" +
-      "(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022" +
-      "\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022" +
-      "\033\n\023detach_on_tool_call\030\007 \001(\010\"2\n\017ResolveR" +
-      "esponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event" +
-      "\"Q\n\024ListApprovalsRequest\022\022\n\nsession_id\030\001" +
-      " \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 " +
-      "\001(\t\"X\n\025ListApprovalsResponse\022&\n\tapproval" +
-      "s\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017next_pag" +
-      "e_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsessi" +
-      "on_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_t" +
-      "oken\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T" +
-      "\n\017HistoryResponse\022(\n\007entries\030\001 \003(\0132\027.luo" +
-      "sho.v1.HistoryEntry\022\027\n\017next_page_token\030\002" +
-      " \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_messages\030\001" +
-      " \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Messa" +
-      "ge\022 \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013" +
-      "tool_result\030\004 \001(\0132\032.luosho.v1.ToolResult" +
-      "Patch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_business" +
-      "_state_json\"N\n\017ToolResultPatch\022\024\n\014tool_c" +
-      "all_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_" +
-      "error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id" +
-      "\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session" +
-      "_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.For" +
-      "kPatch\"[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.l" +
-      "uosho.v1.Checkpoint\"<\n\016CompareRequest\022\024\n" +
-      "\014session_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(" +
-      "\t\"\207\001\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004t" +
-      "ext\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.Tra" +
-      "jectoryCall\022\r\n\005model\030\004 \001(\t\022\037\n\005usage\030\005 \001(" +
-      "\0132\020.luosho.v1.Usage\"\332\001\n\016TrajectoryCall\022\024" +
-      "\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016ar" +
-      "guments_json\030\003 \001(\t\022\030\n\013result_json\030\005 \001(\tH" +
-      "\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022" +
-      "-\n\ntask_steps\030` \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\nhas_result" +
-      "\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030" +
-      "\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020argum" +
-      "ents_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n" +
-      "\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(" +
-      "\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\targumen" +
-      "ts\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007st" +
-      "eps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_r" +
-      "eason_a\030\007 \001(\0162\027.luosho.v1.FinishReason\0220" +
-      "\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1.Fini" +
-      "shReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132" +
-      "\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031." +
-      "luosho.v1.TrajectoryStep\022\030\n\013diverged_at\030" +
-      "\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Tr" +
-      "ajectoryDriftB\016\n\014_diverged_at\"E\n\014WatchRe" +
-      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002" +
-      " \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n" +
-      "\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025ListMc" +
-      "pServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026List" +
-      "McpServersResponse\022%\n\007servers\030\001 \003(\0132\024.lu" +
-      "osho.v1.McpServer\"\302\001\n\tMcpServer\022\014\n\004name\030" +
-      "\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luosho.v1.Mcp" +
-      "Transport\022(\n\005state\030\010 \001(\0162\031.luosho.v1.Mcp" +
-      "ServerState\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_erro" +
-      "r\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTo" +
-      "olJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t" +
-      "\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema_js" +
-      "on\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n" +
-      "\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_on" +
-      "ly_hintB\023\n\021_destructive_hint*\247\032\n\013ErrorRe" +
-      "ason\022\034\n\030ERROR_REASON_UNSPECIFIED\020\000\022\031\n\025ER" +
-      "ROR_REASON_INTERNAL\020\001\022!\n\035ERROR_REASON_IN" +
-      "VALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_PAYLOAD" +
-      "_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHECKPOINT_" +
-      "NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPROVAL_NOT" +
-      "_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_EXISTS\020" +
-      "\006\022$\n ERROR_REASON_EVENTS_OUT_OF_RANGE\020\007\022" +
-      "$\n ERROR_REASON_TOOL_CALL_NOT_FOUND\020\010\022&\n" +
-      "\"ERROR_REASON_TOOL_CALL_NOT_PENDING\020\t\022*\n" +
-      "&ERROR_REASON_SESSION_AWAITING_APPROVAL\020" +
-      "\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$\n ERROR" +
-      "_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031ERROR_R" +
-      "EASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REASON_LEA" +
-      "SE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDER_ERROR" +
-      "\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJECTED\020\020\022\036" +
-      "\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n\032ERROR_" +
-      "REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_REASON_D" +
-      "AEMON_OVERLOADED\020\023\022 \n\034ERROR_REASON_UNAUT" +
-      "HENTICATED\020\024\022\"\n\036ERROR_REASON_STORE_UNAVA" +
-      "ILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FULL\020\026\022\037\n" +
-      "\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_" +
-      "REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERROR_REAS" +
-      "ON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REASON_TOKE" +
-      "N_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_NOT_ALL" +
-      "OWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQUIRED\020(\022" +
-      "(\n$ERROR_REASON_DUPLICATE_SUBAGENT_NAME\020" +
-      ")\022$\n ERROR_REASON_DUPLICATE_TOOL_NAME\020*\022" +
-      "$\n ERROR_REASON_IF_BUSY_UNSUPPORTED\020+\022\037\n" +
-      "\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n ERROR_" +
-      "REASON_INVALID_APPROVAL_ID\020-\022)\n%ERROR_RE" +
-      "ASON_INVALID_APPROVAL_TIMEOUT\020.\022%\n!ERROR" +
-      "_REASON_INVALID_DRIFT_POLICY\020/\022&\n\"ERROR_" +
-      "REASON_INVALID_HISTORY_LIMIT\0200\022\033\n\027ERROR_" +
-      "REASON_INVALID_ID\0201\022 \n\034ERROR_REASON_INVA" +
-      "LID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INVALID_JS" +
-      "ON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_STEPS\0204" +
-      "\022$\n ERROR_REASON_INVALID_MCP_SERVERS\0205\022 " +
-      "\n\034ERROR_REASON_INVALID_MESSAGE\0206\022\036\n\032ERRO" +
-      "R_REASON_INVALID_MODEL\0207\022\'\n#ERROR_REASON" +
-      "_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERROR_REASO" +
-      "N_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_REASON_IN" +
-      "VALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASON_INVAL" +
-      "ID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_INVALID_" +
-      "SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_SESSION" +
-      "_ID\020=\022\037\n\033ERROR_REASON_INVALID_STATUS\020>\022!" +
-      "\n\035ERROR_REASON_INVALID_SUBAGENT\020?\022&\n\"ERR" +
-      "OR_REASON_INVALID_SUBAGENT_NAME\020@\022%\n!ERR" +
-      "OR_REASON_INVALID_TOOL_CALL_ID\020A\022)\n%ERRO" +
-      "R_REASON_INVALID_TOOL_CONCURRENCY\020B\022\"\n\036E" +
-      "RROR_REASON_INVALID_TOOL_NAME\020C\022$\n ERROR" +
-      "_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!ERROR_R" +
-      "EASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034ERROR_RE" +
-      "ASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_REASON_S" +
-      "UBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERROR_REAS" +
-      "ON_SUBAGENT_DESCRIPTION_REQUIRED\020H\022.\n*ER" +
-      "ROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG" +
-      "\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_TOO_LAR" +
-      "GE\020J\022(\n$ERROR_REASON_SUBAGENT_TASK_NOT_F" +
-      "OUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_CLASH\020L" +
-      "\022)\n%ERROR_REASON_TOOL_RESULT_OUT_OF_ORDE" +
-      "R\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBAGENTS\020N" +
-      "\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERVER\020O\022!\n" +
-      "\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022\"\n\036ERRO" +
-      "R_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR_RE" +
-      "ASON_INVALID_RETENTION\020R\022 \n\034ERROR_REASON" +
-      "_INVALID_REQUEST\020d\022\'\n#ERROR_REASON_UNSUP" +
-      "PORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REASON_NO_S" +
-      "UCH_ROUTE\020f\022#\n\037ERROR_REASON_METHOD_NOT_A" +
-      "LLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT_ALLOWE" +
-      "D\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_MISMATCH" +
-      "\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INVALID\020j\022" +
-      "&\n\"ERROR_REASON_INVALID_LAST_EVENT_ID\020k\022" +
-      "%\n!ERROR_REASON_INVALID_KEEP_HISTORY\020l\022+" +
-      "\n\'ERROR_REASON_INVALID_INCLUDE_CHECKPOIN" +
-      "T\020m\022\"\n\036ERROR_REASON_INVALID_AFTER_SEQ\020n\022" +
-      "\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022%\n!ERRO" +
-      "R_REASON_INVALID_NEWEST_FIRST\020p\022+\n\'ERROR" +
-      "_REASON_INVALID_INCLUDE_TOTAL_SIZE\020q\022$\n " +
-      "ERROR_REASON_RECONCILE_NOT_ASKED\020x\022*\n&ER" +
-      "ROR_REASON_INVALID_RECONCILE_OUTCOME\020y\022\037" +
-      "\n\033ERROR_REASON_INVALID_LIMITS\020}\022)\n%ERROR" +
-      "_REASON_COST_LIMIT_WITHOUT_PRICE\020~\022)\n$ER" +
-      "ROR_REASON_INVALID_COSTLIEST_FIRST\020\202\001\022\'\n" +
-      "\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\020\226\001*_" +
-      "\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYS" +
-      "TEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003" +
-      "\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036" +
-      "AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGEN" +
-      "T_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POL" +
-      "ICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE" +
-      "\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_ST" +
-      "ATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_" +
-      "IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAIT" +
-      "ING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINI",
-      "SHED\020\003*\214\002\n\014FinishReason\022\035\n\031FINISH_REASON" +
-      "_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033" +
-      "\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_RE" +
-      "ASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITING" +
-      "_APPROVAL\020\004\022!\n\035FINISH_REASON_BUDGET_EXCE" +
-      "EDED\020\005\022#\n\037FINISH_REASON_DEADLINE_EXCEEDE" +
-      "D\020\006\022 \n\034FINISH_REASON_OUTPUT_INVALID\020\007*\177\n" +
-      "\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020" +
-      "\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY" +
-      "_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_E" +
-      "RROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_UN" +
-      "SPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MC" +
-      "P_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_MO" +
-      "DE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RU" +
-      "N_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*\223" +
-      "\001\n\020ReconcileOutcome\022!\n\035RECONCILE_OUTCOME" +
-      "_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DONE" +
-      "\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035\n" +
-      "\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExec" +
-      "utor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024T" +
-      "OOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_D" +
-      "AEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED" +
-      "\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEU" +
-      "E\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_RO" +
-      "LLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTC" +
-      "OME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCE" +
-      "PTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014" +
-      "McpTransport\022\035\n\031MCP_TRANSPORT_UNSPECIFIE" +
-      "D\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRAN" +
-      "SPORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_S" +
-      "ERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_" +
-      "STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_" +
-      "RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n" +
-      "\014AgentService\022B\n\007Execute\022\031.luosho.v1.Exe" +
-      "cuteRequest\032\032.luosho.v1.ExecuteResponse0" +
-      "\001\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031." +
-      "luosho.v1.ResumeResponse0\001\022[\n\020SubmitTool" +
-      "Result\022\".luosho.v1.SubmitToolResultReque" +
-      "st\032#.luosho.v1.SubmitToolResultResponse\022" +
-      "=\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031.lu" +
-      "osho.v1.CancelResponse\022I\n\nGetSession\022\034.l" +
-      "uosho.v1.GetSessionRequest\032\035.luosho.v1.G" +
-      "etSessionResponse\022O\n\014ListSessions\022\036.luos" +
-      "ho.v1.ListSessionsRequest\032\037.luosho.v1.Li" +
-      "stSessionsResponse\022R\n\rDeleteSession\022\037.lu" +
-      "osho.v1.DeleteSessionRequest\032 .luosho.v1" +
-      ".DeleteSessionResponse\022B\n\007Resolve\022\031.luos" +
-      "ho.v1.ResolveRequest\032\032.luosho.v1.Resolve" +
-      "Response0\001\022R\n\rListApprovals\022\037.luosho.v1." +
-      "ListApprovalsRequest\032 .luosho.v1.ListApp" +
-      "rovalsResponse\022@\n\007History\022\031.luosho.v1.Hi" +
-      "storyRequest\032\032.luosho.v1.HistoryResponse" +
-      "\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luosh" +
-      "o.v1.ForkResponse\022@\n\007Compare\022\031.luosho.v1" +
-      ".CompareRequest\032\032.luosho.v1.CompareRespo" +
-      "nse\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030." +
-      "luosho.v1.WatchResponse0\001\022U\n\016ListMcpServ" +
-      "ers\022 .luosho.v1.ListMcpServersRequest\032!." +
-      "luosho.v1.ListMcpServersResponse\022O\n\014Dequ" +
-      "eueInput\022\036.luosho.v1.DequeueInputRequest" +
-      "\032\037.luosho.v1.DequeueInputResponseB\035\n\rdev" +
-      ".luosho.v1B\nAgentProtoP\001b\006proto3"
+      "le/protobuf/timestamp.proto\"\205\001\n\010ToolSpec" +
+      "\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021i" +
+      "nput_schema_json\030\003 \001(\t\022\026\n\016needs_approval" +
+      "\030\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\022\020\n\010question\030\n " +
+      "\001(\010\"\271\004\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014inst" +
+      "ructions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho.v" +
+      "1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020to" +
+      "ol_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_dr" +
+      "ift\030\006 \001(\0162\033.luosho.v1.AgentDriftPolicy\022\033" +
+      "\n\023model_settings_json\030\007 \001(\t\022\034\n\017tool_time" +
+      "out_ms\030\010 \001(\003H\002\210\001\001\022 \n\023approval_timeout_ms" +
+      "\030\t \001(\003H\003\210\001\001\022,\n\013mcp_servers\030\024 \003(\0132\027.luosh" +
+      "o.v1.McpServerUse\022&\n\tsubagents\030( \003(\0132\023.l" +
+      "uosho.v1.SubAgent\022\037\n\022max_subagent_depth\030" +
+      ") \001(\005H\004\210\001\001\022!\n\006limits\0302 \001(\0132\021.luosho.v1.L" +
+      "imits\022\032\n\022output_schema_json\030A \001(\tB\014\n\n_ma" +
+      "x_stepsB\023\n\021_tool_concurrencyB\022\n\020_tool_ti" +
+      "meout_msB\026\n\024_approval_timeout_msB\025\n\023_max" +
+      "_subagent_depth\"g\n\006Limits\022\036\n\003run\030\001 \001(\0132\021" +
+      ".luosho.v1.Budget\022\"\n\007session\030\002 \001(\0132\021.luo" +
+      "sho.v1.Budget\022\031\n\021count_paused_time\030\003 \001(\010" +
+      "\"\212\002\n\006Budget\022\031\n\014input_tokens\030\001 \001(\003H\000\210\001\001\022\032" +
+      "\n\routput_tokens\030\002 \001(\003H\001\210\001\001\022\031\n\014total_toke" +
+      "ns\030\003 \001(\003H\002\210\001\001\022\025\n\010cost_usd\030\004 \001(\001H\003\210\001\001\022\030\n\013" +
+      "model_calls\030\005 \001(\003H\004\210\001\001\022\032\n\rwall_clock_ms\030" +
+      "\006 \001(\003H\005\210\001\001B\017\n\r_input_tokensB\020\n\016_output_t" +
+      "okensB\017\n\r_total_tokensB\013\n\t_cost_usdB\016\n\014_" +
+      "model_callsB\020\n\016_wall_clock_ms\"R\n\010SubAgen" +
+      "t\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022#\n\005" +
+      "agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\"I\n\013Sub" +
+      "AgentTag\022\014\n\004name\030\001 \001(\t\022\r\n\005depth\030\002 \001(\005\022\014\n" +
+      "\004path\030\003 \003(\t\022\017\n\007task_id\030\004 \001(\t\"\267\001\n\014McpServ" +
+      "erUse\022\014\n\004name\030\001 \001(\t\022\023\n\013allow_tools\030\002 \003(\t" +
+      "\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\013" +
+      "2\031.luosho.v1.McpRetryPolicy\0222\n\016tool_over" +
+      "rides\030\005 \003(\0132\032.luosho.v1.McpToolOverrideB" +
+      "\r\n\013_timeout_ms\"_\n\016McpRetryPolicy\022\020\n\010atte" +
+      "mpts\030\001 \001(\005\022\022\n\nbackoff_ms\030\002 \001(\003\022\'\n\010retry_" +
+      "on\030\003 \003(\0162\025.luosho.v1.McpRetryOn\"\233\001\n\017McpT" +
+      "oolOverride\022\014\n\004tool\030\001 \001(\t\022(\n\010approval\030\002 " +
+      "\001(\0162\026.luosho.v1.McpApproval\022\027\n\ntimeout_m" +
+      "s\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1." +
+      "McpRetryPolicyB\r\n\013_timeout_ms\"<\n\010ToolCal" +
+      "l\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments" +
+      "_json\030\003 \001(\t\"\315\001\n\007Message\022\035\n\004role\030\001 \001(\0162\017." +
+      "luosho.v1.Role\022\017\n\007content\030\002 \001(\t\022\'\n\ntool_" +
+      "calls\030\003 \003(\0132\023.luosho.v1.ToolCall\022\024\n\014tool" +
+      "_call_id\030\004 \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_" +
+      "error\030\006 \001(\010\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(" +
+      "\0132\020.luosho.v1.Usage\"\311\001\n\005Usage\022\025\n\rprompt_" +
+      "tokens\030\001 \001(\003\022\031\n\021completion_tokens\030\002 \001(\003\022" +
+      "\024\n\014total_tokens\030\003 \001(\003\022\023\n\013model_calls\030\004 \001" +
+      "(\003\022\020\n\010cost_usd\030\005 \001(\001\022\033\n\023cached_input_tok" +
+      "ens\030\006 \001(\003\022\032\n\022cache_write_tokens\030\007 \001(\003\022\030\n" +
+      "\020reasoning_tokens\030\010 \001(\003\"\241\001\n\016ToolCallReco" +
+      "rd\022!\n\004call\030\001 \001(\0132\023.luosho.v1.ToolCall\022\014\n" +
+      "\004step\030\002 \001(\005\022\030\n\013result_json\030\004 \001(\tH\000\210\001\001\022\020\n" +
+      "\010is_error\030\005 \001(\010\022\020\n\010attempts\030\006 \001(\005B\016\n\014_re" +
+      "sult_jsonJ\004\010\003\020\004R\nhas_result\"\322\001\n\020AgentFin" +
+      "gerprint\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n" +
+      "\022tool_schema_hashes\030\003 \003(\01321.luosho.v1.Ag" +
+      "entFingerprint.ToolSchemaHashesEntry\022\031\n\021" +
+      "instructions_hash\030\004 \001(\t\0327\n\025ToolSchemaHas" +
+      "hesEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001" +
+      "\"\345\007\n\nCheckpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010m" +
+      "essages\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nste" +
+      "p_index\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1" +
+      ".Usage\022\033\n\023business_state_json\030\005 \001(\t\022+\n\006s" +
+      "tatus\030\006 \001(\0162\033.luosho.v1.CheckpointStatus" +
+      "\022\023\n\013approval_id\030\007 \001(\t\022.\n\rfinish_reason\030\010" +
+      " \001(\0162\027.luosho.v1.FinishReason\0220\n\013fingerp" +
+      "rint\030\t \001(\0132\033.luosho.v1.AgentFingerprint\022" +
+      "-\n\ntool_calls\030\n \003(\0132\031.luosho.v1.ToolCall" +
+      "Record\022.\n\nupdated_at\030\013 \001(\0132\032.google.prot" +
+      "obuf.Timestamp\022#\n\005agent\030\014 \001(\0132\024.luosho.v" +
+      "1.AgentSpec\022%\n\013total_usage\030\r \001(\0132\020.luosh" +
+      "o.v1.Usage\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id\030\017 " +
+      "\001(\t\022)\n\nlast_drift\030\020 \001(\0132\025.luosho.v1.Agen" +
+      "tDrift\022)\n\017delegated_usage\030( \001(\0132\020.luosho" +
+      ".v1.Usage\022+\n\tsubagents\030) \003(\0132\030.luosho.v1" +
+      ".SubAgentState\022)\n\rearly_results\030* \003(\0132\022." +
+      "luosho.v1.Message\0225\n\010attempts\030< \003(\0132#.lu" +
+      "osho.v1.Checkpoint.AttemptsEntry\022\'\n\005task" +
+      "s\030_ \003(\0132\030.luosho.v1.SubAgentState\0222\n\016run" +
+      "_started_at\0302 \001(\0132\032.google.protobuf.Time" +
+      "stamp\022\025\n\rrun_paused_ms\0303 \001(\003\0226\n\022session_" +
+      "started_at\0304 \001(\0132\032.google.protobuf.Times" +
+      "tamp\022\031\n\021session_paused_ms\0305 \001(\003\032/\n\rAttem" +
+      "ptsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001" +
+      "\"\351\001\n\rSubAgentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004n" +
+      "ame\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017" +
+      "\n\007task_id\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luos" +
+      "ho.v1.Message\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usa" +
+      "ge\030\010 \001(\0132\020.luosho.v1.Usage\0220\n\013fingerprin" +
+      "t\030\t \001(\0132\033.luosho.v1.AgentFingerprint\"\363\002\n" +
+      "\010Approval\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsessio" +
+      "n_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v" +
+      "1.ToolCall\022&\n\tremaining\030\004 \003(\0132\023.luosho.v" +
+      "1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030" +
+      "\006 \001(\0132\033.luosho.v1.AgentFingerprint\022.\n\ncr" +
+      "eated_at\030\007 \001(\0132\032.google.protobuf.Timesta" +
+      "mp\022.\n\nexpires_at\030\010 \001(\0132\032.google.protobuf" +
+      ".Timestamp\022\025\n\rsubagent_path\030( \003(\t\022%\n\004kin" +
+      "d\030) \001(\0162\027.luosho.v1.ApprovalKind\022\020\n\010ques" +
+      "tion\030* \001(\t\"\260\002\n\014HistoryEntry\022\014\n\004step\030\001 \001(" +
+      "\005\022,\n\010saved_at\030\002 \001(\0132\032.google.protobuf.Ti" +
+      "mestamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Chec" +
+      "kpointStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage" +
+      "_count\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosh" +
+      "o.v1.Checkpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030" +
+      "\010 \001(\0132\020.luosho.v1.Usage\022%\n\013total_usage\030\t" +
+      " \001(\0132\020.luosho.v1.Usage\022\r\n\005chain\030\n \001(\t\"\303\002" +
+      "\n\016SessionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006" +
+      "status\030\002 \001(\0162\033.luosho.v1.CheckpointStatu" +
+      "s\022.\n\rfinish_reason\030\003 \001(\0162\027.luosho.v1.Fin" +
+      "ishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage" +
+      "_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupd" +
+      "ated_at\030\007 \001(\0132\032.google.protobuf.Timestam" +
+      "p\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v1.AgentD" +
+      "rift\022%\n\013total_usage\030\t \001(\0132\020.luosho.v1.Us" +
+      "age\"\202\007\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run" +
+      "_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.g" +
+      "oogle.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020" +
+      "\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.lu" +
+      "osho.v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024" +
+      ".luosho.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001" +
+      "(\0132\024.luosho.v1.ModelTurnH\000\0221\n\ttool_call\030" +
+      "\r \001(\0132\034.luosho.v1.ToolCallRequestedH\000\022,\n" +
+      "\013tool_result\030\016 \001(\0132\025.luosho.v1.ToolResul" +
+      "tH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.StepD" +
+      "oneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunD" +
+      "oneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.A" +
+      "gentDriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho" +
+      ".v1.TextDeltaH\000\022:\n\022approval_requested\030\023 " +
+      "\001(\0132\034.luosho.v1.ApprovalRequestedH\000\022*\n\nt" +
+      "ool_retry\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000\022" +
+      ".\n\014input_queued\030\037 \001(\0132\026.luosho.v1.InputQ" +
+      "ueuedH\000\0228\n\021approval_resolved\030  \001(\0132\033.luo" +
+      "sho.v1.ApprovalResolvedH\000\0224\n\017budget_exce" +
+      "eded\030! \001(\0132\031.luosho.v1.BudgetExceededH\000\022" +
+      "2\n\016tool_reconcile\030\" \001(\0132\030.luosho.v1.Tool" +
+      "ReconcileH\000\022(\n\010subagent\030( \001(\0132\026.luosho.v" +
+      "1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart\022 \n" +
+      "\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_" +
+      "index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosh" +
+      "o.v1.AgentFingerprint\022\022\n\nrequest_id\030\004 \001(" +
+      "\t\"\245\001\n\020ApprovalResolved\022\023\n\013approval_id\030\001 " +
+      "\001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003" +
+      " \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n\n" +
+      "decided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\022\016\n\006ans" +
+      "wer\030\n \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\t" +
+      "ModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\013" +
+      "2\022.luosho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.lu" +
+      "osho.v1.Usage\"\305\001\n\021ToolCallRequested\022\014\n\004s" +
+      "tep\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.Tool" +
+      "Call\022\022\n\ntimeout_ms\030\003 \001(\003\022)\n\010executor\030\010 \001" +
+      "(\0162\027.luosho.v1.ToolExecutor\022\017\n\007attempt\030\004" +
+      " \001(\005\022/\n\nreconciled\030\005 \001(\0162\033.luosho.v1.Rec" +
+      "oncileOutcome\"e\n\rToolReconcile\022\014\n\004step\030\001" +
+      " \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022" +
+      "\017\n\007attempt\030\003 \001(\005\022\022\n\ntimeout_ms\030\004 \001(\003\"t\n\t" +
+      "ToolRetry\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030" +
+      "\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(" +
+      "\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\003\"j\n\nTo" +
+      "olResult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002" +
+      " \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004" +
+      " \001(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004st" +
+      "ep\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004t" +
+      "ext\030\002 \001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001" +
+      " \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_added\030\003 " +
+      "\003(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools_chan" +
+      "ged\030\005 \003(\t\022\034\n\024instructions_changed\030\006 \001(\010\022" +
+      "\017\n\007refused\030\007 \001(\010\":\n\021ApprovalRequested\022%\n" +
+      "\010approval\030\001 \001(\0132\023.luosho.v1.Approval\"\216\001\n" +
+      "\016BudgetExceeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030" +
+      "\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nwo" +
+      "rst_case\030\005 \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v" +
+      "1.Usage\022\014\n\004path\030\007 \003(\t\"\207\002\n\007RunDone\022.\n\rfin" +
+      "ish_reason\030\001 \001(\0162\027.luosho.v1.FinishReaso" +
+      "n\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkpoint" +
+      "Status\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index" +
+      "\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022" +
+      "\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 " +
+      "\001(\005\022\023\n\013output_json\030\010 \001(\t\022\025\n\routput_error" +
+      "s\030\t \003(\t\"\321\002\n\016ExecuteRequest\022\022\n\nsession_id" +
+      "\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Messag" +
+      "e\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 " +
+      "\n\023business_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequ" +
+      "est_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001" +
+      "\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\031\n\014" +
+      "retention_ms\030\t \001(\003H\002\210\001\001B\026\n\024_business_sta" +
+      "te_jsonB\020\n\016_history_limitB\017\n\r_retention_" +
+      "msJ\004\010\010\020\tR\021retention_seconds\"\253\001\n\013QueuedIn" +
+      "put\022\022\n\nrequest_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022" +
+      ".luosho.v1.Message\022\"\n\007if_busy\030\003 \001(\0162\021.lu" +
+      "osho.v1.IfBusy\022\020\n\010position\030\004 \001(\003\022/\n\013enqu" +
+      "eued_at\030\005 \001(\0132\032.google.protobuf.Timestam" +
+      "p\"0\n\013InputQueued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005" +
+      "ahead\030\002 \001(\005\"=\n\023DequeueInputRequest\022\022\n\nse" +
+      "ssion_id\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024De" +
+      "queueInputResponse\022\017\n\007removed\030\001 \001(\010\"2\n\017E" +
+      "xecuteResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v" +
+      "1.Event\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpe" +
+      "c\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022" +
+      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\232\001\n\027Sub" +
+      "mitToolResultRequest\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 " +
+      "\001(\t\022\020\n\010is_error\030\004 \001(\010\022.\n\treconcile\030\005 \001(\016" +
+      "2\033.luosho.v1.ReconcileOutcome\"V\n\030SubmitT" +
+      "oolResultResponse\022)\n\007outcome\030\001 \001(\0162\030.luo" +
+      "sho.v1.SubmitOutcome\022\017\n\007attempt\030\002 \001(\005\"#\n" +
+      "\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Ca" +
+      "ncelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSe" +
+      "ssionRequest\022\022\n\nsession_id\030\001 \001(\t\"\253\002\n\022Get" +
+      "SessionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.lu" +
+      "osho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luos" +
+      "ho.v1.QueuedInput\0223\n\022last_model_failure\030" +
+      "\003 \001(\0132\027.luosho.v1.ModelFailure\022G\n\016usage_" +
+      "by_model\030\004 \003(\0132/.luosho.v1.GetSessionRes" +
+      "ponse.UsageByModelEntry\032E\n\021UsageByModelE" +
+      "ntry\022\013\n\003key\030\001 \001(\t\022\037\n\005value\030\002 \001(\0132\020.luosh" +
+      "o.v1.Usage:\0028\001\"\220\002\n\014ModelFailure\022\016\n\006reaso" +
+      "n\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003" +
+      "(\0132%.luosho.v1.ModelFailure.MetadataEntr" +
+      "y\022-\n\tfailed_at\030\004 \001(\0132\032.google.protobuf.T" +
+      "imestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_not_" +
+      "before\030\006 \001(\0132\032.google.protobuf.Timestamp" +
+      "\032/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030" +
+      "\002 \001(\t:\0028\001\"\317\001\n\023ListSessionsRequest\022\021\n\tpag" +
+      "e_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006stat" +
+      "us\030\003 \001(\0162\033.luosho.v1.CheckpointStatus\022\031\n" +
+      "\021session_id_prefix\030\004 \001(\t\022\024\n\014newest_first" +
+      "\030\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\022\027\n\017co" +
+      "stliest_first\030\007 \001(\010\"\204\001\n\024ListSessionsResp" +
+      "onse\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.Sessi" +
+      "onSummary\022\027\n\017next_page_token\030\002 \001(\t\022\027\n\nto" +
+      "tal_size\030\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024De" +
+      "leteSessionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024" +
+      "\n\014keep_history\030\002 \001(\010\"(\n\025DeleteSessionRes" +
+      "ponse\022\017\n\007deleted\030\001 \001(\010\"\277\001\n\016ResolveReques" +
+      "t\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010" +
+      "\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v" +
+      "1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsessi" +
+      "on_id\030\006 \001(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010" +
+      "\022\016\n\006answer\030\n \001(\t\"2\n\017ResolveResponse\022\037\n\005e" +
+      "vent\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListAppr" +
+      "ovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage" +
+      "_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListA" +
+      "pprovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023.lu" +
+      "osho.v1.Approval\022\027\n\017next_page_token\030\002 \001(" +
+      "\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032" +
+      "\n\022include_checkpoint\030\004 \001(\010\"T\n\017HistoryRes" +
+      "ponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.Histo" +
+      "ryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tFor" +
+      "kPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010mess" +
+      "ages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023busine" +
+      "ss_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030" +
+      "\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014app" +
+      "end_input\030\005 \001(\tB\026\n\024_business_state_json\"" +
+      "N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001 \001(\t" +
+      "\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"" +
+      "q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfr" +
+      "om_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n" +
+      "\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014Fo" +
+      "rkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002" +
+      " \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Che" +
+      "ckpoint\"<\n\016CompareRequest\022\024\n\014session_id_" +
+      "a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"\207\001\n\016Trajec" +
+      "toryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n" +
+      "\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\022" +
+      "\r\n\005model\030\004 \001(\t\022\037\n\005usage\030\005 \001(\0132\020.luosho.v" +
+      "1.Usage\"\332\001\n\016TrajectoryCall\022\024\n\014tool_call_" +
+      "id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json" +
+      "\030\003 \001(\t\022\030\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_e" +
+      "rror\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_step" +
+      "s\030` \003(\0132\031.luosho.v1.TrajectoryStepB\016\n\014_r" +
+      "esult_jsonJ\004\010\004\020\005R\nhas_result\"_\n\rArgument" +
+      "Drift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arg" +
+      "uments_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030" +
+      "\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_" +
+      "a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_or" +
+      "der_changed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.l" +
+      "uosho.v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022" +
+      "\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(" +
+      "\0162\027.luosho.v1.FinishReason\0220\n\017finish_rea" +
+      "son_b\030\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n" +
+      "\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1." +
+      "TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Tr" +
+      "ajectoryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)" +
+      "\n\005drift\030\004 \001(\0132\032.luosho.v1.TrajectoryDrif" +
+      "tB\016\n\014_diverged_at\"E\n\014WatchRequest\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006foll" +
+      "ow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\013" +
+      "2\020.luosho.v1.Event\"(\n\025ListMcpServersRequ" +
+      "est\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpServersRe" +
+      "sponse\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpS" +
+      "erver\"\302\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttra" +
+      "nsport\030\007 \001(\0162\027.luosho.v1.McpTransport\022(\n" +
+      "\005state\030\010 \001(\0162\031.luosho.v1.McpServerState\022" +
+      "\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005t" +
+      "ools\030\006 \003(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003" +
+      "\020\004\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013descript" +
+      "ion\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016" +
+      "read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive" +
+      "_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_" +
+      "destructive_hint*\360\032\n\013ErrorReason\022\034\n\030ERRO" +
+      "R_REASON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_I" +
+      "NTERNAL\020\001\022!\n\035ERROR_REASON_INVALID_ARGUME" +
+      "NT\020\002\022\"\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003" +
+      "\022%\n!ERROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022" +
+      "#\n\037ERROR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033" +
+      "ERROR_REASON_SESSION_EXISTS\020\006\022$\n ERROR_R" +
+      "EASON_EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REA" +
+      "SON_TOOL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASO" +
+      "N_TOOL_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASO" +
+      "N_SESSION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_R" +
+      "EASON_AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESU" +
+      "ME_TOOL_MISSING\020\014\022\035\n\031ERROR_REASON_SESSIO" +
+      "N_BUSY\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n" +
+      "\033ERROR_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_" +
+      "REASON_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REAS" +
+      "ON_SHUTTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_M" +
+      "ANY_RUNS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLO" +
+      "ADED\020\023\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024" +
+      "\022\"\n\036ERROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027" +
+      "ERROR_REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASO" +
+      "N_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUE" +
+      "ST_ID_REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQ" +
+      "UIRED\020\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022" +
+      "!\n\035ERROR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ER" +
+      "ROR_REASON_AGENT_REQUIRED\020(\022(\n$ERROR_REA" +
+      "SON_DUPLICATE_SUBAGENT_NAME\020)\022$\n ERROR_R" +
+      "EASON_DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REA" +
+      "SON_IF_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASO" +
+      "N_INPUT_REQUIRED\020,\022$\n ERROR_REASON_INVAL" +
+      "ID_APPROVAL_ID\020-\022)\n%ERROR_REASON_INVALID" +
+      "_APPROVAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVA" +
+      "LID_DRIFT_POLICY\020/\022&\n\"ERROR_REASON_INVAL" +
+      "ID_HISTORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVAL" +
+      "ID_ID\0201\022 \n\034ERROR_REASON_INVALID_IF_BUSY\020" +
+      "2\022\035\n\031ERROR_REASON_INVALID_JSON\0203\022\"\n\036ERRO" +
+      "R_REASON_INVALID_MAX_STEPS\0204\022$\n ERROR_RE" +
+      "ASON_INVALID_MCP_SERVERS\0205\022 \n\034ERROR_REAS" +
+      "ON_INVALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INV" +
+      "ALID_MODEL\0207\022\'\n#ERROR_REASON_INVALID_MOD" +
+      "EL_SETTINGS\0208\022\"\n\036ERROR_REASON_INVALID_PA" +
+      "GE_SIZE\0209\022#\n\037ERROR_REASON_INVALID_PAGE_T" +
+      "OKEN\020:\022#\n\037ERROR_REASON_INVALID_REQUEST_I" +
+      "D\020;\022\037\n\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037" +
+      "ERROR_REASON_INVALID_SESSION_ID\020=\022\037\n\033ERR" +
+      "OR_REASON_INVALID_STATUS\020>\022!\n\035ERROR_REAS" +
+      "ON_INVALID_SUBAGENT\020?\022&\n\"ERROR_REASON_IN" +
+      "VALID_SUBAGENT_NAME\020@\022%\n!ERROR_REASON_IN" +
+      "VALID_TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INV" +
+      "ALID_TOOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_" +
+      "INVALID_TOOL_NAME\020C\022$\n ERROR_REASON_INVA" +
+      "LID_TOOL_SCHEMA\020D\022%\n!ERROR_REASON_INVALI" +
+      "D_TOOL_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_N" +
+      "OT_FOUND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPT" +
+      "H_OVER_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_" +
+      "DESCRIPTION_REQUIRED\020H\022.\n*ERROR_REASON_S" +
+      "UBAGENT_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_" +
+      "REASON_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERRO" +
+      "R_REASON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ER" +
+      "ROR_REASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_RE" +
+      "ASON_TOOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR" +
+      "_REASON_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_RE" +
+      "ASON_UNKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASO" +
+      "N_UNKNOWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNK" +
+      "NOWN_TOOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID" +
+      "_RETENTION\020R\022 \n\034ERROR_REASON_INVALID_REQ" +
+      "UEST\020d\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA" +
+      "_TYPE\020e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022" +
+      "#\n\037ERROR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035" +
+      "ERROR_REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR" +
+      "_REASON_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_" +
+      "REASON_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REA" +
+      "SON_INVALID_LAST_EVENT_ID\020k\022%\n!ERROR_REA" +
+      "SON_INVALID_KEEP_HISTORY\020l\022+\n\'ERROR_REAS" +
+      "ON_INVALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR" +
+      "_REASON_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REA" +
+      "SON_INVALID_FOLLOW\020o\022%\n!ERROR_REASON_INV" +
+      "ALID_NEWEST_FIRST\020p\022+\n\'ERROR_REASON_INVA" +
+      "LID_INCLUDE_TOTAL_SIZE\020q\022$\n ERROR_REASON" +
+      "_RECONCILE_NOT_ASKED\020x\022*\n&ERROR_REASON_I" +
+      "NVALID_RECONCILE_OUTCOME\020y\022\037\n\033ERROR_REAS" +
+      "ON_INVALID_LIMITS\020}\022)\n%ERROR_REASON_COST" +
+      "_LIMIT_WITHOUT_PRICE\020~\022)\n$ERROR_REASON_I" +
+      "NVALID_COSTLIEST_FIRST\020\202\001\022\'\n\"ERROR_REASO" +
+      "N_INVALID_OUTPUT_SCHEMA\020\226\001\022!\n\034ERROR_REAS" +
+      "ON_ANSWER_REQUIRED\020\233\001\022$\n\037ERROR_REASON_AN" +
+      "SWER_NOT_ALLOWED\020\234\001*_\n\004Role\022\024\n\020ROLE_UNSP" +
+      "ECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020" +
+      "\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n" +
+      "\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_" +
+      "UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN" +
+      "\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGEN",
+      "T_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointSt" +
+      "atus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022" +
+      "!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CH" +
+      "ECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032C" +
+      "HECKPOINT_STATUS_FINISHED\020\003*\214\002\n\014FinishRe" +
+      "ason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022F" +
+      "INISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX" +
+      "_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037F" +
+      "INISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINI" +
+      "SH_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_RE" +
+      "ASON_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_REASO" +
+      "N_OUTPUT_INVALID\020\007*\177\n\nMcpRetryOn\022\034\n\030MCP_" +
+      "RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_T" +
+      "IMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033" +
+      "\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApprov" +
+      "al\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_" +
+      "APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002" +
+      "*e\n\014ApprovalKind\022\035\n\031APPROVAL_KIND_UNSPEC" +
+      "IFIED\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026A" +
+      "PPROVAL_KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RU" +
+      "N_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025" +
+      "\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME" +
+      "\020\003*\223\001\n\020ReconcileOutcome\022!\n\035RECONCILE_OUT" +
+      "COME_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_" +
+      "DONE\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED\020" +
+      "\002\022\035\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014Tool" +
+      "Executor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022" +
+      "\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUT" +
+      "OR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECI" +
+      "FIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_EN" +
+      "QUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUS" +
+      "Y_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_" +
+      "OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_" +
+      "ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002" +
+      "*^\n\014McpTransport\022\035\n\031MCP_TRANSPORT_UNSPEC" +
+      "IFIED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_" +
+      "TRANSPORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034M" +
+      "CP_SERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SER" +
+      "VER_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_ST" +
+      "ATE_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\003" +
+      "2\332\010\n\014AgentService\022B\n\007Execute\022\031.luosho.v1" +
+      ".ExecuteRequest\032\032.luosho.v1.ExecuteRespo" +
+      "nse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReques" +
+      "t\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Submit" +
+      "ToolResult\022\".luosho.v1.SubmitToolResultR" +
+      "equest\032#.luosho.v1.SubmitToolResultRespo" +
+      "nse\022=\n\006Cancel\022\030.luosho.v1.CancelRequest\032" +
+      "\031.luosho.v1.CancelResponse\022I\n\nGetSession" +
+      "\022\034.luosho.v1.GetSessionRequest\032\035.luosho." +
+      "v1.GetSessionResponse\022O\n\014ListSessions\022\036." +
+      "luosho.v1.ListSessionsRequest\032\037.luosho.v" +
+      "1.ListSessionsResponse\022R\n\rDeleteSession\022" +
+      "\037.luosho.v1.DeleteSessionRequest\032 .luosh" +
+      "o.v1.DeleteSessionResponse\022B\n\007Resolve\022\031." +
+      "luosho.v1.ResolveRequest\032\032.luosho.v1.Res" +
+      "olveResponse0\001\022R\n\rListApprovals\022\037.luosho" +
+      ".v1.ListApprovalsRequest\032 .luosho.v1.Lis" +
+      "tApprovalsResponse\022@\n\007History\022\031.luosho.v" +
+      "1.HistoryRequest\032\032.luosho.v1.HistoryResp" +
+      "onse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.l" +
+      "uosho.v1.ForkResponse\022@\n\007Compare\022\031.luosh" +
+      "o.v1.CompareRequest\032\032.luosho.v1.CompareR" +
+      "esponse\022<\n\005Watch\022\027.luosho.v1.WatchReques" +
+      "t\032\030.luosho.v1.WatchResponse0\001\022U\n\016ListMcp" +
+      "Servers\022 .luosho.v1.ListMcpServersReques" +
+      "t\032!.luosho.v1.ListMcpServersResponse\022O\n\014" +
+      "DequeueInput\022\036.luosho.v1.DequeueInputReq" +
+      "uest\032\037.luosho.v1.DequeueInputResponseB\035\n" +
+      "\rdev.luosho.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -903,7 +910,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ToolSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolSpec_descriptor,
-        new java.lang.String[] { "Name", "Description", "InputSchemaJson", "NeedsApproval", "Reconcile", });
+        new java.lang.String[] { "Name", "Description", "InputSchemaJson", "NeedsApproval", "Reconcile", "Question", });
     internal_static_luosho_v1_AgentSpec_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
@@ -1011,7 +1018,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Approval_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Approval_descriptor,
-        new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", "SubagentPath", });
+        new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", "SubagentPath", "Kind", "Question", });
     internal_static_luosho_v1_HistoryEntry_descriptor =
       getDescriptor().getMessageType(17);
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
@@ -1041,7 +1048,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ApprovalResolved_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalResolved_descriptor,
-        new java.lang.String[] { "ApprovalId", "ToolCallId", "ToolName", "Approved", "Note", "DecidedBy", "Expired", });
+        new java.lang.String[] { "ApprovalId", "ToolCallId", "ToolName", "Approved", "Note", "DecidedBy", "Expired", "Answer", });
     internal_static_luosho_v1_StepStart_descriptor =
       getDescriptor().getMessageType(22);
     internal_static_luosho_v1_StepStart_fieldAccessorTable = new
@@ -1245,7 +1252,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
-        new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
+        new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", "Answer", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
       getDescriptor().getMessageType(54);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new

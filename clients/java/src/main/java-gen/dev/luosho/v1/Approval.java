@@ -7,7 +7,7 @@ package dev.luosho.v1;
 
 /**
  * <pre>
- * A pending approval (docs/reference/rules.md R27–R28).
+ * A pending approval (docs/reference/rules.md R27–R28), or a question (R88).
  * </pre>
  *
  * Protobuf type {@code luosho.v1.Approval}
@@ -37,6 +37,8 @@ private static final long serialVersionUID = 0L;
     remaining_ = java.util.Collections.emptyList();
     subagentPath_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
+    kind_ = 0;
+    question_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -397,6 +399,81 @@ private static final long serialVersionUID = 0L;
     return subagentPath_.getByteString(index);
   }
 
+  public static final int KIND_FIELD_NUMBER = 41;
+  private int kind_ = 0;
+  /**
+   * <pre>
+   * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+   * </pre>
+   *
+   * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+   * @return The enum numeric value on the wire for kind.
+   */
+  @java.lang.Override public int getKindValue() {
+    return kind_;
+  }
+  /**
+   * <pre>
+   * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+   * </pre>
+   *
+   * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+   * @return The kind.
+   */
+  @java.lang.Override public dev.luosho.v1.ApprovalKind getKind() {
+    dev.luosho.v1.ApprovalKind result = dev.luosho.v1.ApprovalKind.forNumber(kind_);
+    return result == null ? dev.luosho.v1.ApprovalKind.UNRECOGNIZED : result;
+  }
+
+  public static final int QUESTION_FIELD_NUMBER = 42;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object question_ = "";
+  /**
+   * <pre>
+   * The text asked (QUESTION only): the call's string argument "question" when it has
+   * one, else its whole arguments as JSON.
+   * </pre>
+   *
+   * <code>string question = 42;</code>
+   * @return The question.
+   */
+  @java.lang.Override
+  public java.lang.String getQuestion() {
+    java.lang.Object ref = question_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      question_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The text asked (QUESTION only): the call's string argument "question" when it has
+   * one, else its whole arguments as JSON.
+   * </pre>
+   *
+   * <code>string question = 42;</code>
+   * @return The bytes for question.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getQuestionBytes() {
+    java.lang.Object ref = question_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      question_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -437,6 +514,12 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < subagentPath_.size(); i++) {
       com.google.protobuf.GeneratedMessage.writeString(output, 40, subagentPath_.getRaw(i));
+    }
+    if (kind_ != dev.luosho.v1.ApprovalKind.APPROVAL_KIND_UNSPECIFIED.getNumber()) {
+      output.writeEnum(41, kind_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(question_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 42, question_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -484,6 +567,13 @@ private static final long serialVersionUID = 0L;
       }
       size += dataSize;
       size += 2 * getSubagentPathList().size();
+    }
+    if (kind_ != dev.luosho.v1.ApprovalKind.APPROVAL_KIND_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(41, kind_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(question_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(42, question_);
     }
     return size;
   }
@@ -539,6 +629,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!getSubagentPathList()
         .equals(other.getSubagentPathList())) return false;
+    if (kind_ != other.kind_) return false;
+    if (!getQuestion()
+        .equals(other.getQuestion())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -580,6 +673,10 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + SUBAGENT_PATH_FIELD_NUMBER;
       hash = (53 * hash) + getSubagentPathList().hashCode();
     }
+    hash = (37 * hash) + KIND_FIELD_NUMBER;
+    hash = (53 * hash) + kind_;
+    hash = (37 * hash) + QUESTION_FIELD_NUMBER;
+    hash = (53 * hash) + getQuestion().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -679,7 +776,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * A pending approval (docs/reference/rules.md R27–R28).
+   * A pending approval (docs/reference/rules.md R27–R28), or a question (R88).
    * </pre>
    *
    * Protobuf type {@code luosho.v1.Approval}
@@ -757,6 +854,8 @@ private static final long serialVersionUID = 0L;
       }
       subagentPath_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
+      kind_ = 0;
+      question_ = "";
       return this;
     }
 
@@ -841,6 +940,12 @@ private static final long serialVersionUID = 0L;
         subagentPath_.makeImmutable();
         result.subagentPath_ = subagentPath_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.kind_ = kind_;
+      }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.question_ = question_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -915,6 +1020,14 @@ private static final long serialVersionUID = 0L;
           ensureSubagentPathIsMutable();
           subagentPath_.addAll(other.subagentPath_);
         }
+        onChanged();
+      }
+      if (other.kind_ != 0) {
+        setKindValue(other.getKindValue());
+      }
+      if (!other.getQuestion().isEmpty()) {
+        question_ = other.question_;
+        bitField0_ |= 0x00000400;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -1004,6 +1117,16 @@ private static final long serialVersionUID = 0L;
               subagentPath_.add(input.readStringRequireUtf8());
               break;
             } // case 322
+            case 328: {
+              kind_ = input.readEnum();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 328
+            case 338: {
+              question_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 338
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2228,6 +2351,175 @@ private static final long serialVersionUID = 0L;
       ensureSubagentPathIsMutable();
       subagentPath_.add(value);
       bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+
+    private int kind_ = 0;
+    /**
+     * <pre>
+     * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+     * </pre>
+     *
+     * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+     * @return The enum numeric value on the wire for kind.
+     */
+    @java.lang.Override public int getKindValue() {
+      return kind_;
+    }
+    /**
+     * <pre>
+     * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+     * </pre>
+     *
+     * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+     * @param value The enum numeric value on the wire for kind to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKindValue(int value) {
+      kind_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+     * </pre>
+     *
+     * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+     * @return The kind.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ApprovalKind getKind() {
+      dev.luosho.v1.ApprovalKind result = dev.luosho.v1.ApprovalKind.forNumber(kind_);
+      return result == null ? dev.luosho.v1.ApprovalKind.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+     * </pre>
+     *
+     * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+     * @param value The kind to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setKind(dev.luosho.v1.ApprovalKind value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000200;
+      kind_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+     * </pre>
+     *
+     * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearKind() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      kind_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object question_ = "";
+    /**
+     * <pre>
+     * The text asked (QUESTION only): the call's string argument "question" when it has
+     * one, else its whole arguments as JSON.
+     * </pre>
+     *
+     * <code>string question = 42;</code>
+     * @return The question.
+     */
+    public java.lang.String getQuestion() {
+      java.lang.Object ref = question_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        question_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The text asked (QUESTION only): the call's string argument "question" when it has
+     * one, else its whole arguments as JSON.
+     * </pre>
+     *
+     * <code>string question = 42;</code>
+     * @return The bytes for question.
+     */
+    public com.google.protobuf.ByteString
+        getQuestionBytes() {
+      java.lang.Object ref = question_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        question_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The text asked (QUESTION only): the call's string argument "question" when it has
+     * one, else its whole arguments as JSON.
+     * </pre>
+     *
+     * <code>string question = 42;</code>
+     * @param value The question to set.
+     * @return This builder for chaining.
+     */
+    public Builder setQuestion(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      question_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The text asked (QUESTION only): the call's string argument "question" when it has
+     * one, else its whole arguments as JSON.
+     * </pre>
+     *
+     * <code>string question = 42;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearQuestion() {
+      question_ = getDefaultInstance().getQuestion();
+      bitField0_ = (bitField0_ & ~0x00000400);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The text asked (QUESTION only): the call's string argument "question" when it has
+     * one, else its whole arguments as JSON.
+     * </pre>
+     *
+     * <code>string question = 42;</code>
+     * @param value The bytes for question to set.
+     * @return This builder for chaining.
+     */
+    public Builder setQuestionBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      question_ = value;
+      bitField0_ |= 0x00000400;
       onChanged();
       return this;
     }

@@ -216,4 +216,45 @@ public interface ApprovalOrBuilder extends
    */
   com.google.protobuf.ByteString
       getSubagentPathBytes(int index);
+
+  /**
+   * <pre>
+   * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+   * </pre>
+   *
+   * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+   * @return The enum numeric value on the wire for kind.
+   */
+  int getKindValue();
+  /**
+   * <pre>
+   * APPROVAL for a gated call, QUESTION for a question tool's call (R88).
+   * </pre>
+   *
+   * <code>.luosho.v1.ApprovalKind kind = 41;</code>
+   * @return The kind.
+   */
+  dev.luosho.v1.ApprovalKind getKind();
+
+  /**
+   * <pre>
+   * The text asked (QUESTION only): the call's string argument "question" when it has
+   * one, else its whole arguments as JSON.
+   * </pre>
+   *
+   * <code>string question = 42;</code>
+   * @return The question.
+   */
+  java.lang.String getQuestion();
+  /**
+   * <pre>
+   * The text asked (QUESTION only): the call's string argument "question" when it has
+   * one, else its whole arguments as JSON.
+   * </pre>
+   *
+   * <code>string question = 42;</code>
+   * @return The bytes for question.
+   */
+  com.google.protobuf.ByteString
+      getQuestionBytes();
 }

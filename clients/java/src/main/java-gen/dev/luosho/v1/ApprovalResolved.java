@@ -38,6 +38,7 @@ private static final long serialVersionUID = 0L;
     toolName_ = "";
     note_ = "";
     decidedBy_ = "";
+    answer_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -299,6 +300,55 @@ private static final long serialVersionUID = 0L;
     return expired_;
   }
 
+  public static final int ANSWER_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object answer_ = "";
+  /**
+   * <pre>
+   * A question's answer (R88), the call's result; empty for an approval or a declined
+   * question.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The answer.
+   */
+  @java.lang.Override
+  public java.lang.String getAnswer() {
+    java.lang.Object ref = answer_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      answer_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * A question's answer (R88), the call's result; empty for an approval or a declined
+   * question.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The bytes for answer.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getAnswerBytes() {
+    java.lang.Object ref = answer_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      answer_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -334,6 +384,9 @@ private static final long serialVersionUID = 0L;
     if (expired_ != false) {
       output.writeBool(7, expired_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(answer_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, answer_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -360,6 +413,9 @@ private static final long serialVersionUID = 0L;
     if (expired_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(7, expired_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(answer_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, answer_);
     }
     return size;
   }
@@ -399,6 +455,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getDecidedBy())) return false;
     if (getExpired()
         != other.getExpired()) return false;
+    if (!getAnswer()
+        .equals(other.getAnswer())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -426,6 +484,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + EXPIRED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getExpired());
+    hash = (37 * hash) + ANSWER_FIELD_NUMBER;
+    hash = (53 * hash) + getAnswer().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -569,6 +629,7 @@ private static final long serialVersionUID = 0L;
       note_ = "";
       decidedBy_ = "";
       expired_ = false;
+      answer_ = "";
       return this;
     }
 
@@ -623,6 +684,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.expired_ = expired_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.answer_ = answer_;
+      }
     }
 
     @java.lang.Override
@@ -667,6 +731,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getExpired() != false) {
         setExpired(other.getExpired());
+      }
+      if (!other.getAnswer().isEmpty()) {
+        answer_ = other.answer_;
+        bitField0_ |= 0x00000080;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -729,6 +798,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 82: {
+              answer_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1228,6 +1302,103 @@ private static final long serialVersionUID = 0L;
     public Builder clearExpired() {
       bitField0_ = (bitField0_ & ~0x00000040);
       expired_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object answer_ = "";
+    /**
+     * <pre>
+     * A question's answer (R88), the call's result; empty for an approval or a declined
+     * question.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @return The answer.
+     */
+    public java.lang.String getAnswer() {
+      java.lang.Object ref = answer_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        answer_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * A question's answer (R88), the call's result; empty for an approval or a declined
+     * question.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @return The bytes for answer.
+     */
+    public com.google.protobuf.ByteString
+        getAnswerBytes() {
+      java.lang.Object ref = answer_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        answer_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * A question's answer (R88), the call's result; empty for an approval or a declined
+     * question.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @param value The answer to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAnswer(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      answer_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * A question's answer (R88), the call's result; empty for an approval or a declined
+     * question.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearAnswer() {
+      answer_ = getDefaultInstance().getAnswer();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * A question's answer (R88), the call's result; empty for an approval or a declined
+     * question.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @param value The bytes for answer to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAnswerBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      answer_ = value;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }

@@ -105,4 +105,26 @@ public interface ApprovalResolvedOrBuilder extends
    * @return The expired.
    */
   boolean getExpired();
+
+  /**
+   * <pre>
+   * A question's answer (R88), the call's result; empty for an approval or a declined
+   * question.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The answer.
+   */
+  java.lang.String getAnswer();
+  /**
+   * <pre>
+   * A question's answer (R88), the call's result; empty for an approval or a declined
+   * question.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The bytes for answer.
+   */
+  com.google.protobuf.ByteString
+      getAnswerBytes();
 }

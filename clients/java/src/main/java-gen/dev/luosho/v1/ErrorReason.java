@@ -519,6 +519,22 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150;</code>
    */
   ERROR_REASON_INVALID_OUTPUT_SCHEMA(150),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve approves a question without an answer.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_REQUIRED = 155;</code>
+   */
+  ERROR_REASON_ANSWER_REQUIRED(155),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_NOT_ALLOWED = 156;</code>
+   */
+  ERROR_REASON_ANSWER_NOT_ALLOWED(156),
   UNRECOGNIZED(-1),
   ;
 
@@ -1030,6 +1046,22 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150;</code>
    */
   public static final int ERROR_REASON_INVALID_OUTPUT_SCHEMA_VALUE = 150;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve approves a question without an answer.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_REQUIRED = 155;</code>
+   */
+  public static final int ERROR_REASON_ANSWER_REQUIRED_VALUE = 155;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_NOT_ALLOWED = 156;</code>
+   */
+  public static final int ERROR_REASON_ANSWER_NOT_ALLOWED_VALUE = 156;
 
 
   public final int getNumber() {
@@ -1147,6 +1179,8 @@ public enum ErrorReason
       case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
       case 130: return ERROR_REASON_INVALID_COSTLIEST_FIRST;
       case 150: return ERROR_REASON_INVALID_OUTPUT_SCHEMA;
+      case 155: return ERROR_REASON_ANSWER_REQUIRED;
+      case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
       default: return null;
     }
   }

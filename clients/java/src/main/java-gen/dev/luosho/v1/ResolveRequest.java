@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     note_ = "";
     requestId_ = "";
     sessionId_ = "";
+    answer_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -304,6 +305,57 @@ private static final long serialVersionUID = 0L;
     return detachOnToolCall_;
   }
 
+  public static final int ANSWER_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object answer_ = "";
+  /**
+   * <pre>
+   * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+   * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+   * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The answer.
+   */
+  @java.lang.Override
+  public java.lang.String getAnswer() {
+    java.lang.Object ref = answer_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      answer_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+   * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+   * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The bytes for answer.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getAnswerBytes() {
+    java.lang.Object ref = answer_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      answer_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -339,6 +391,9 @@ private static final long serialVersionUID = 0L;
     if (detachOnToolCall_ != false) {
       output.writeBool(7, detachOnToolCall_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(answer_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, answer_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -366,6 +421,9 @@ private static final long serialVersionUID = 0L;
     if (detachOnToolCall_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(7, detachOnToolCall_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(answer_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, answer_);
     }
     return size;
   }
@@ -408,6 +466,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getSessionId())) return false;
     if (getDetachOnToolCall()
         != other.getDetachOnToolCall()) return false;
+    if (!getAnswer()
+        .equals(other.getAnswer())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -437,6 +497,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + DETACH_ON_TOOL_CALL_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getDetachOnToolCall());
+    hash = (37 * hash) + ANSWER_FIELD_NUMBER;
+    hash = (53 * hash) + getAnswer().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -585,6 +647,7 @@ private static final long serialVersionUID = 0L;
       requestId_ = "";
       sessionId_ = "";
       detachOnToolCall_ = false;
+      answer_ = "";
       return this;
     }
 
@@ -643,6 +706,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.detachOnToolCall_ = detachOnToolCall_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.answer_ = answer_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -686,6 +752,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getDetachOnToolCall() != false) {
         setDetachOnToolCall(other.getDetachOnToolCall());
+      }
+      if (!other.getAnswer().isEmpty()) {
+        answer_ = other.answer_;
+        bitField0_ |= 0x00000080;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -750,6 +821,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 82: {
+              answer_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1364,6 +1440,108 @@ private static final long serialVersionUID = 0L;
     public Builder clearDetachOnToolCall() {
       bitField0_ = (bitField0_ & ~0x00000040);
       detachOnToolCall_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object answer_ = "";
+    /**
+     * <pre>
+     * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+     * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+     * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @return The answer.
+     */
+    public java.lang.String getAnswer() {
+      java.lang.Object ref = answer_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        answer_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+     * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+     * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @return The bytes for answer.
+     */
+    public com.google.protobuf.ByteString
+        getAnswerBytes() {
+      java.lang.Object ref = answer_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        answer_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+     * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+     * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @param value The answer to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAnswer(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      answer_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+     * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+     * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearAnswer() {
+      answer_ = getDefaultInstance().getAnswer();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+     * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+     * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+     * </pre>
+     *
+     * <code>string answer = 10;</code>
+     * @param value The bytes for answer to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAnswerBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      answer_ = value;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }

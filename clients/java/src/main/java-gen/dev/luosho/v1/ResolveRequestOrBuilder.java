@@ -131,4 +131,28 @@ public interface ResolveRequestOrBuilder extends
    * @return The detachOnToolCall.
    */
   boolean getDetachOnToolCall();
+
+  /**
+   * <pre>
+   * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+   * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+   * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The answer.
+   */
+  java.lang.String getAnswer();
+  /**
+   * <pre>
+   * R88: the answer to a question (an approval of kind QUESTION). Given, it answers the
+   * question whatever `approved` says, and becomes the call's result {"answer": TEXT};
+   * empty with approved false declines it. Refused for an approval of kind APPROVAL.
+   * </pre>
+   *
+   * <code>string answer = 10;</code>
+   * @return The bytes for answer.
+   */
+  com.google.protobuf.ByteString
+      getAnswerBytes();
 }

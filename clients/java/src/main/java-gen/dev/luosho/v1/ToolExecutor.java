@@ -114,7 +114,7 @@ public enum ToolExecutor
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(9);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(10);
   }
 
   private static final ToolExecutor[] VALUES = values();

@@ -223,6 +223,23 @@ private static final long serialVersionUID = 0L;
     return reconcile_;
   }
 
+  public static final int QUESTION_FIELD_NUMBER = 10;
+  private boolean question_ = false;
+  /**
+   * <pre>
+   * R88: a question to a person. A call pauses the run as a gated call does (R27), with
+   * an approval of kind QUESTION; Resolve's answer becomes the call's result. The client
+   * is never asked to run it.
+   * </pre>
+   *
+   * <code>bool question = 10;</code>
+   * @return The question.
+   */
+  @java.lang.Override
+  public boolean getQuestion() {
+    return question_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -252,6 +269,9 @@ private static final long serialVersionUID = 0L;
     if (reconcile_ != false) {
       output.writeBool(5, reconcile_);
     }
+    if (question_ != false) {
+      output.writeBool(10, question_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -272,6 +292,10 @@ private static final long serialVersionUID = 0L;
     if (reconcile_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(5, reconcile_);
+    }
+    if (question_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(10, question_);
     }
     return size;
   }
@@ -307,6 +331,8 @@ private static final long serialVersionUID = 0L;
         != other.getNeedsApproval()) return false;
     if (getReconcile()
         != other.getReconcile()) return false;
+    if (getQuestion()
+        != other.getQuestion()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -330,6 +356,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + RECONCILE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getReconcile());
+    hash = (37 * hash) + QUESTION_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getQuestion());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -470,6 +499,7 @@ private static final long serialVersionUID = 0L;
       inputSchemaJson_ = "";
       needsApproval_ = false;
       reconcile_ = false;
+      question_ = false;
       return this;
     }
 
@@ -518,6 +548,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.reconcile_ = reconcile_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.question_ = question_;
+      }
     }
 
     @java.lang.Override
@@ -552,6 +585,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getReconcile() != false) {
         setReconcile(other.getReconcile());
+      }
+      if (other.getQuestion() != false) {
+        setQuestion(other.getQuestion());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -604,6 +640,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 80: {
+              question_ = input.readBool();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 80
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -975,6 +1016,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearReconcile() {
       bitField0_ = (bitField0_ & ~0x00000010);
       reconcile_ = false;
+      onChanged();
+      return this;
+    }
+
+    private boolean question_ ;
+    /**
+     * <pre>
+     * R88: a question to a person. A call pauses the run as a gated call does (R27), with
+     * an approval of kind QUESTION; Resolve's answer becomes the call's result. The client
+     * is never asked to run it.
+     * </pre>
+     *
+     * <code>bool question = 10;</code>
+     * @return The question.
+     */
+    @java.lang.Override
+    public boolean getQuestion() {
+      return question_;
+    }
+    /**
+     * <pre>
+     * R88: a question to a person. A call pauses the run as a gated call does (R27), with
+     * an approval of kind QUESTION; Resolve's answer becomes the call's result. The client
+     * is never asked to run it.
+     * </pre>
+     *
+     * <code>bool question = 10;</code>
+     * @param value The question to set.
+     * @return This builder for chaining.
+     */
+    public Builder setQuestion(boolean value) {
+
+      question_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R88: a question to a person. A call pauses the run as a gated call does (R27), with
+     * an approval of kind QUESTION; Resolve's answer becomes the call's result. The client
+     * is never asked to run it.
+     * </pre>
+     *
+     * <code>bool question = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearQuestion() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      question_ = false;
       onChanged();
       return this;
     }

@@ -86,4 +86,16 @@ public interface ToolSpecOrBuilder extends
    * @return The reconcile.
    */
   boolean getReconcile();
+
+  /**
+   * <pre>
+   * R88: a question to a person. A call pauses the run as a gated call does (R27), with
+   * an approval of kind QUESTION; Resolve's answer becomes the call's result. The client
+   * is never asked to run it.
+   * </pre>
+   *
+   * <code>bool question = 10;</code>
+   * @return The question.
+   */
+  boolean getQuestion();
 }

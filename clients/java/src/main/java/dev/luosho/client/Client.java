@@ -96,6 +96,11 @@ public final class Client implements AutoCloseable {
     return resolve(Requests.resolve(approvalId, approved, note), tools);
   }
 
+  /** Answer a pending question (R88) and continue its run: the answer is the call's result. */
+  public Run answer(String approvalId, String answer, Map<String, ToolHandler> tools) {
+    return resolve(Requests.answer(approvalId, answer), tools);
+  }
+
   /**
    * Decide a pending approval of {@code sessionId} and continue its run: the session lets a
    * retry be recognised even when the first attempt broke before its first event.

@@ -44,4 +44,13 @@ public final class Requests {
     return ResolveRequest.newBuilder().setApprovalId(approvalId).setApproved(approved)
         .setNote(note == null ? "" : note).setSessionId(sessionId == null ? "" : sessionId).build();
   }
+
+  /**
+   * A Resolve request answering a question (an approval of kind QUESTION, R88): the answer
+   * becomes the question call's result {"answer": TEXT}.
+   */
+  public static ResolveRequest answer(String approvalId, String answer) {
+    return ResolveRequest.newBuilder().setApprovalId(approvalId).setApproved(true)
+        .setAnswer(answer == null ? "" : answer).build();
+  }
 }
