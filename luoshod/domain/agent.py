@@ -98,6 +98,9 @@ class AgentSpec:
     #: Caps on spend and time (R78–R81); ``None``: none. Not part of the fingerprint, so
     #: raising a limit and resuming is never agent drift.
     limits: Limits | None = None
+    #: R82: the models that take a turn, in order, when the model fails with a retryable
+    #: error after its retries. Not part of the fingerprint (a fallback is not drift).
+    fallback_models: tuple[str, ...] = ()
 
     def tool(self, name: str) -> ToolSpec | None:
         found = next((t for t in self.tools if t.name == name), None)
@@ -129,6 +132,10 @@ class AgentSpec:
             d["limits"] = self.limits.to_dict()
         else:
             del d["limits"]
+        if self.fallback_models:  # absent when none, as in specs saved before R82
+            d["fallback_models"] = list(self.fallback_models)
+        else:
+            del d["fallback_models"]
         return d
 
     @classmethod
@@ -147,6 +154,7 @@ class AgentSpec:
             subagents=tuple(SubAgent.from_dict(s) for s in d.get("subagents", ())),
             max_subagent_depth=d.get("max_subagent_depth", DEFAULT_MAX_SUBAGENT_DEPTH),
             limits=Limits.from_dict(d["limits"]) if "limits" in d else None,
+            fallback_models=tuple(d.get("fallback_models", ())),
         )
 
 

@@ -127,6 +127,7 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         if a.HasField("max_subagent_depth")
         else DEFAULT_MAX_SUBAGENT_DEPTH,
         limits=limits_from_pb(a.limits) if a.HasField("limits") else None,
+        fallback_models=tuple(a.fallback_models),
     )
 
 
@@ -233,6 +234,7 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         tool_concurrency=a.tool_concurrency,
         on_agent_drift=DRIFT_TO_PB[a.on_agent_drift],
         model_settings_json=a.model_settings_json,
+        fallback_models=a.fallback_models,
     )
     if a.tool_timeout_ms is not None:
         spec.tool_timeout_ms = a.tool_timeout_ms
@@ -484,6 +486,10 @@ def _payload(e: Event) -> dict[str, Any]:
             }
         case engine.TOOL_RETRY:
             return {"tool_retry": mcp_convert.tool_retry_pb(d)}
+        case engine.PROVIDER_RETRY:
+            return {"provider_retry": pb.ProviderRetry(**d)}
+        case engine.PROVIDER_FALLBACK:
+            return {"provider_fallback": pb.ProviderFallback(**d)}
         case engine.TOOL_RESULT:
             return {"tool_result": pb.ToolResult(**d)}
         case engine.STEP_DONE:

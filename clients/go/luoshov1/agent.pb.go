@@ -171,6 +171,8 @@ const (
 	// A cost limit on an agent whose model has no price (neither reported by its provider
 	// nor in the daemon's price table).
 	ErrorReason_ERROR_REASON_COST_LIMIT_WITHOUT_PRICE ErrorReason = 126
+	// fallback_models repeats the model or one of its entries.
+	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
 )
 
 // Enum value maps for ErrorReason.
@@ -265,6 +267,7 @@ var (
 		121: "ERROR_REASON_INVALID_RECONCILE_OUTCOME",
 		125: "ERROR_REASON_INVALID_LIMITS",
 		126: "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE",
+		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -356,6 +359,7 @@ var (
 		"ERROR_REASON_INVALID_RECONCILE_OUTCOME":     121,
 		"ERROR_REASON_INVALID_LIMITS":                125,
 		"ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":      126,
+		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
 	}
 )
 
@@ -1224,9 +1228,14 @@ type AgentSpec struct {
 	// delegate further). Read on the top-level agent only; at most the daemon's limit.
 	MaxSubagentDepth *int32 `protobuf:"varint,41,opt,name=max_subagent_depth,json=maxSubagentDepth,proto3,oneof" json:"max_subagent_depth,omitempty"`
 	// Caps on spend and time. Unset: none but max_steps.
-	Limits        *Limits `protobuf:"bytes,50,opt,name=limits,proto3" json:"limits,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limits *Limits `protobuf:"bytes,50,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Models ("provider:model") that take a turn, in order, when the model (or the
+	// fallback before) fails with a retryable error after its retries, or its circuit is
+	// open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+	// as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+	FallbackModels []string `protobuf:"bytes,60,rep,name=fallback_models,json=fallbackModels,proto3" json:"fallback_models,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -1346,6 +1355,13 @@ func (x *AgentSpec) GetMaxSubagentDepth() int32 {
 func (x *AgentSpec) GetLimits() *Limits {
 	if x != nil {
 		return x.Limits
+	}
+	return nil
+}
+
+func (x *AgentSpec) GetFallbackModels() []string {
+	if x != nil {
+		return x.FallbackModels
 	}
 	return nil
 }
@@ -3004,6 +3020,8 @@ type Event struct {
 	//	*Event_ApprovalResolved
 	//	*Event_BudgetExceeded
 	//	*Event_ToolReconcile
+	//	*Event_ProviderRetry
+	//	*Event_ProviderFallback
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -3225,6 +3243,24 @@ func (x *Event) GetToolReconcile() *ToolReconcile {
 	return nil
 }
 
+func (x *Event) GetProviderRetry() *ProviderRetry {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ProviderRetry); ok {
+			return x.ProviderRetry
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetProviderFallback() *ProviderFallback {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ProviderFallback); ok {
+			return x.ProviderFallback
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -3296,6 +3332,14 @@ type Event_ToolReconcile struct {
 	ToolReconcile *ToolReconcile `protobuf:"bytes,34,opt,name=tool_reconcile,json=toolReconcile,proto3,oneof"`
 }
 
+type Event_ProviderRetry struct {
+	ProviderRetry *ProviderRetry `protobuf:"bytes,36,opt,name=provider_retry,json=providerRetry,proto3,oneof"`
+}
+
+type Event_ProviderFallback struct {
+	ProviderFallback *ProviderFallback `protobuf:"bytes,37,opt,name=provider_fallback,json=providerFallback,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -3325,6 +3369,10 @@ func (*Event_ApprovalResolved) isEvent_Payload() {}
 func (*Event_BudgetExceeded) isEvent_Payload() {}
 
 func (*Event_ToolReconcile) isEvent_Payload() {}
+
+func (*Event_ProviderRetry) isEvent_Payload() {}
+
+func (*Event_ProviderFallback) isEvent_Payload() {}
 
 // type "run.start"
 type RunStart struct {
@@ -3862,6 +3910,177 @@ func (x *ToolRetry) GetDelayMs() int64 {
 	return 0
 }
 
+// type "provider.retry": a model call's attempt failed with a retryable error and the
+// provider tries it again after `delay_ms` (R82).
+type ProviderRetry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// The model called ("provider:model").
+	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// The attempt that failed (1 = the first).
+	Attempt int32  `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Error   string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// The wait before the next attempt.
+	DelayMs       int64 `protobuf:"varint,5,opt,name=delay_ms,json=delayMs,proto3" json:"delay_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderRetry) Reset() {
+	*x = ProviderRetry{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderRetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderRetry) ProtoMessage() {}
+
+func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderRetry.ProtoReflect.Descriptor instead.
+func (*ProviderRetry) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ProviderRetry) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ProviderRetry) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ProviderRetry) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ProviderRetry) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ProviderRetry) GetDelayMs() int64 {
+	if x != nil {
+		return x.DelayMs
+	}
+	return 0
+}
+
+// type "provider.fallback": the model failed with a retryable error after its retries
+// (or its circuit is open) and the next of the agent's fallback_models takes the same
+// turn (R82).
+type ProviderFallback struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// "provider:model" that failed, and the one that takes the turn.
+	FromModel string `protobuf:"bytes,2,opt,name=from_model,json=fromModel,proto3" json:"from_model,omitempty"`
+	ToModel   string `protobuf:"bytes,3,opt,name=to_model,json=toModel,proto3" json:"to_model,omitempty"`
+	Error     string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// The ErrorInfo reason of the failure (PROVIDER_ERROR) and the provider's error type
+	// ("http_503", "circuit_open", …).
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	ErrorType     string `protobuf:"bytes,6,opt,name=error_type,json=errorType,proto3" json:"error_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderFallback) Reset() {
+	*x = ProviderFallback{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderFallback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderFallback) ProtoMessage() {}
+
+func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderFallback.ProtoReflect.Descriptor instead.
+func (*ProviderFallback) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ProviderFallback) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ProviderFallback) GetFromModel() string {
+	if x != nil {
+		return x.FromModel
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetToModel() string {
+	if x != nil {
+		return x.ToModel
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetErrorType() string {
+	if x != nil {
+		return x.ErrorType
+	}
+	return ""
+}
+
 // type "tool.result": a result was recorded in the transcript.
 type ToolResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3876,7 +4095,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3888,7 +4107,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3901,7 +4120,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -3949,7 +4168,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3961,7 +4180,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3974,7 +4193,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -3997,7 +4216,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4009,7 +4228,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4022,7 +4241,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -4059,7 +4278,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4071,7 +4290,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4084,7 +4303,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -4147,7 +4366,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4159,7 +4378,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4172,7 +4391,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -4208,7 +4427,7 @@ type BudgetExceeded struct {
 
 func (x *BudgetExceeded) Reset() {
 	*x = BudgetExceeded{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4220,7 +4439,7 @@ func (x *BudgetExceeded) String() string {
 func (*BudgetExceeded) ProtoMessage() {}
 
 func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4233,7 +4452,7 @@ func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetExceeded.ProtoReflect.Descriptor instead.
 func (*BudgetExceeded) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BudgetExceeded) GetScope() string {
@@ -4303,7 +4522,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4315,7 +4534,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4328,7 +4547,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -4411,7 +4630,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4423,7 +4642,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4436,7 +4655,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -4510,7 +4729,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4522,7 +4741,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4535,7 +4754,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -4585,7 +4804,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4597,7 +4816,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4610,7 +4829,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -4637,7 +4856,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4649,7 +4868,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4662,7 +4881,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -4690,7 +4909,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4702,7 +4921,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4715,7 +4934,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -4734,7 +4953,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4746,7 +4965,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4759,7 +4978,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -4782,7 +5001,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4794,7 +5013,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4807,7 +5026,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -4840,7 +5059,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4852,7 +5071,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4865,7 +5084,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -4895,7 +5114,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4907,7 +5126,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4920,7 +5139,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -4970,7 +5189,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4982,7 +5201,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4995,7 +5214,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -5021,7 +5240,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5033,7 +5252,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5046,7 +5265,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -5066,7 +5285,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5078,7 +5297,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5091,7 +5310,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -5110,7 +5329,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5122,7 +5341,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5135,7 +5354,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -5160,7 +5379,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5172,7 +5391,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5185,7 +5404,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -5231,7 +5450,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5243,7 +5462,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5256,7 +5475,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -5322,7 +5541,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5334,7 +5553,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5347,7 +5566,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -5404,7 +5623,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5416,7 +5635,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5429,7 +5648,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -5463,7 +5682,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5475,7 +5694,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5488,7 +5707,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -5515,7 +5734,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5527,7 +5746,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5540,7 +5759,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -5574,7 +5793,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5586,7 +5805,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5599,7 +5818,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -5660,7 +5879,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5672,7 +5891,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5685,7 +5904,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -5707,7 +5926,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5719,7 +5938,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5732,7 +5951,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -5766,7 +5985,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5778,7 +5997,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5791,7 +6010,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -5822,7 +6041,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5834,7 +6053,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5847,7 +6066,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -5888,7 +6107,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5900,7 +6119,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5913,7 +6132,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -5948,7 +6167,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5960,7 +6179,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5973,7 +6192,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -6022,7 +6241,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6034,7 +6253,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6047,7 +6266,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -6084,7 +6303,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6096,7 +6315,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6109,7 +6328,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -6151,7 +6370,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6163,7 +6382,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6176,7 +6395,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -6210,7 +6429,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6222,7 +6441,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6235,7 +6454,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -6265,7 +6484,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6277,7 +6496,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6290,7 +6509,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -6332,7 +6551,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6344,7 +6563,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6357,7 +6576,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -6421,7 +6640,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6433,7 +6652,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6446,7 +6665,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -6495,7 +6714,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6507,7 +6726,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6520,7 +6739,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -6592,7 +6811,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6604,7 +6823,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6617,7 +6836,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -6661,7 +6880,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6673,7 +6892,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6686,7 +6905,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -6719,7 +6938,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6731,7 +6950,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6744,7 +6963,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -6765,7 +6984,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6777,7 +6996,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6790,7 +7009,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -6810,7 +7029,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6822,7 +7041,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6835,7 +7054,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -6861,7 +7080,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6873,7 +7092,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6886,7 +7105,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *McpServer) GetName() string {
@@ -6946,7 +7165,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6958,7 +7177,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6971,7 +7190,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *McpTool) GetName() string {
@@ -7019,7 +7238,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
-	"\treconcile\x18\x05 \x01(\bR\treconcile\"\xc8\x05\n" +
+	"\treconcile\x18\x05 \x01(\bR\treconcile\"\xf1\x05\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7034,7 +7253,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"mcpServers\x121\n" +
 	"\tsubagents\x18( \x03(\v2\x13.luosho.v1.SubAgentR\tsubagents\x121\n" +
 	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01\x12)\n" +
-	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limitsB\f\n" +
+	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12'\n" +
+	"\x0ffallback_models\x18< \x03(\tR\x0efallbackModelsB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
@@ -7221,7 +7441,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\xf5\b\n" +
+	"totalUsage\"\x84\n" +
+	"\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -7251,7 +7472,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueued\x12J\n" +
 	"\x11approval_resolved\x18  \x01(\v2\x1b.luosho.v1.ApprovalResolvedH\x00R\x10approvalResolved\x12D\n" +
 	"\x0fbudget_exceeded\x18! \x01(\v2\x19.luosho.v1.BudgetExceededH\x00R\x0ebudgetExceeded\x12A\n" +
-	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x122\n" +
+	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x12A\n" +
+	"\x0eprovider_retry\x18$ \x01(\v2\x18.luosho.v1.ProviderRetryH\x00R\rproviderRetry\x12J\n" +
+	"\x11provider_fallback\x18% \x01(\v2\x1b.luosho.v1.ProviderFallbackH\x00R\x10providerFallback\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -7301,7 +7524,22 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x18\n" +
 	"\aattempt\x18\x04 \x01(\x05R\aattempt\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x19\n" +
-	"\bdelay_ms\x18\x06 \x01(\x03R\adelayMs\"\x9b\x01\n" +
+	"\bdelay_ms\x18\x06 \x01(\x03R\adelayMs\"\x84\x01\n" +
+	"\rProviderRetry\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\x05R\aattempt\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x19\n" +
+	"\bdelay_ms\x18\x05 \x01(\x03R\adelayMs\"\xad\x01\n" +
+	"\x10ProviderFallback\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x1d\n" +
+	"\n" +
+	"from_model\x18\x02 \x01(\tR\tfromModel\x12\x19\n" +
+	"\bto_model\x18\x03 \x01(\tR\atoModel\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"error_type\x18\x06 \x01(\tR\terrorType\"\x9b\x01\n" +
 	"\n" +
 	"ToolResult\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
@@ -7578,7 +7816,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xd3\x19\n" +
+	"\x11_destructive_hint*\xfe\x19\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7669,7 +7907,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	" ERROR_REASON_RECONCILE_NOT_ASKED\x10x\x12*\n" +
 	"&ERROR_REASON_INVALID_RECONCILE_OUTCOME\x10y\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_LIMITS\x10}\x12)\n" +
-	"%ERROR_REASON_COST_LIMIT_WITHOUT_PRICE\x10~*_\n" +
+	"%ERROR_REASON_COST_LIMIT_WITHOUT_PRICE\x10~\x12)\n" +
+	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -7770,7 +8009,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -7813,58 +8052,60 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*ToolCallRequested)(nil),        // 38: luosho.v1.ToolCallRequested
 	(*ToolReconcile)(nil),            // 39: luosho.v1.ToolReconcile
 	(*ToolRetry)(nil),                // 40: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 41: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 42: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 43: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 44: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 45: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 46: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 47: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 48: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 49: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 50: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 51: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 52: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 53: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 54: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 55: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 56: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 57: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 58: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 59: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 60: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 61: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 62: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 63: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 64: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 65: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 66: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 67: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 68: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 69: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 70: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 71: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 72: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 73: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 74: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 75: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 76: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 77: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 78: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 79: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 80: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 81: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 82: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 83: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 84: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 85: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 86: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 87: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 88: luosho.v1.McpTool
-	nil,                              // 89: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 90: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 91: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 92: google.protobuf.Timestamp
+	(*ProviderRetry)(nil),            // 41: luosho.v1.ProviderRetry
+	(*ProviderFallback)(nil),         // 42: luosho.v1.ProviderFallback
+	(*ToolResult)(nil),               // 43: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 44: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 45: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 46: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 47: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 48: luosho.v1.BudgetExceeded
+	(*RunDone)(nil),                  // 49: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 50: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 51: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 52: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 53: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 54: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 55: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 56: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 57: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 58: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 59: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 60: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 61: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 62: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 63: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 64: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 65: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 66: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 67: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 68: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 69: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 70: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 71: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 72: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 73: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 74: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 75: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 76: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 77: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 78: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 79: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 80: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 81: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 82: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 83: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 84: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 85: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 86: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 87: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 88: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 89: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 90: luosho.v1.McpTool
+	nil,                              // 91: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 92: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 93: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 94: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	14,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -7884,145 +8125,147 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	23,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
 	25,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
 	23,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	89,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	91,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
 	24,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
 	25,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	27,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	26,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	92,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	94,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	15,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	25,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	44,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	46,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
 	25,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
 	29,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
 	24,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	90,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	92,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
 	29,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	92,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	92,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	94,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	94,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
 	24,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
 	25,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
 	27,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	23,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
 	23,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
 	27,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	92,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	92,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	92,  // 43: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	94,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	94,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	94,  // 43: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	3,   // 44: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
 	28,  // 45: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
 	3,   // 46: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 47: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	92,  // 48: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	44,  // 49: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	94,  // 48: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	46,  // 49: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
 	25,  // 50: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	92,  // 51: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	94,  // 51: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
 	34,  // 52: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
 	36,  // 53: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
 	37,  // 54: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
 	38,  // 55: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	41,  // 56: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	42,  // 57: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	47,  // 58: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	44,  // 59: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	43,  // 60: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	45,  // 61: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	43,  // 56: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	44,  // 57: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	49,  // 58: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	46,  // 59: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	45,  // 60: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	47,  // 61: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
 	40,  // 62: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	50,  // 63: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	52,  // 63: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
 	35,  // 64: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	46,  // 65: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	48,  // 65: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
 	39,  // 66: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	19,  // 67: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 68: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	27,  // 69: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 70: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	25,  // 71: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	23,  // 72: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	9,   // 73: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	8,   // 74: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	23,  // 75: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	30,  // 76: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	25,  // 77: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 78: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 79: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	25,  // 80: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	24,  // 81: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	15,  // 82: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	10,  // 83: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	24,  // 84: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	10,  // 85: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	92,  // 86: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	33,  // 87: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	15,  // 88: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 89: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	8,   // 90: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	11,  // 91: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	28,  // 92: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	49,  // 93: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	62,  // 94: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	91,  // 95: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	92,  // 96: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	92,  // 97: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 98: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	32,  // 99: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	15,  // 100: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 101: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	30,  // 102: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	31,  // 103: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	24,  // 104: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	74,  // 105: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	73,  // 106: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	28,  // 107: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	79,  // 108: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	78,  // 109: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	80,  // 110: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 111: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 112: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	78,  // 113: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	78,  // 114: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	81,  // 115: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	33,  // 116: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	87,  // 117: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	12,  // 118: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	13,  // 119: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	88,  // 120: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	48,  // 121: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	54,  // 122: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	56,  // 123: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	58,  // 124: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	60,  // 125: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	63,  // 126: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	65,  // 127: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	67,  // 128: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	69,  // 129: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	71,  // 130: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	75,  // 131: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	77,  // 132: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	83,  // 133: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	85,  // 134: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	51,  // 135: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	53,  // 136: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	55,  // 137: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	57,  // 138: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	59,  // 139: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	61,  // 140: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	64,  // 141: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	66,  // 142: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	68,  // 143: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	70,  // 144: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	72,  // 145: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	76,  // 146: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	82,  // 147: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	84,  // 148: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	86,  // 149: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	52,  // 150: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	136, // [136:151] is the sub-list for method output_type
-	121, // [121:136] is the sub-list for method input_type
-	121, // [121:121] is the sub-list for extension type_name
-	121, // [121:121] is the sub-list for extension extendee
-	0,   // [0:121] is the sub-list for field type_name
+	41,  // 67: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	42,  // 68: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	19,  // 69: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 70: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	27,  // 71: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	24,  // 72: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	25,  // 73: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	23,  // 74: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	9,   // 75: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	8,   // 76: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	23,  // 77: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	30,  // 78: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	25,  // 79: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 80: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 81: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	25,  // 82: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	24,  // 83: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	15,  // 84: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	10,  // 85: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	24,  // 86: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	10,  // 87: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	94,  // 88: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	33,  // 89: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	15,  // 90: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 91: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	8,   // 92: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	11,  // 93: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	28,  // 94: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	51,  // 95: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	64,  // 96: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	93,  // 97: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	94,  // 98: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	94,  // 99: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 100: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	32,  // 101: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	15,  // 102: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 103: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	30,  // 104: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	31,  // 105: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	24,  // 106: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	76,  // 107: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	75,  // 108: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	28,  // 109: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	81,  // 110: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	80,  // 111: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	82,  // 112: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 113: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 114: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	80,  // 115: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	80,  // 116: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	83,  // 117: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	33,  // 118: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	89,  // 119: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	12,  // 120: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	13,  // 121: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	90,  // 122: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	50,  // 123: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	56,  // 124: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	58,  // 125: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	60,  // 126: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	62,  // 127: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	65,  // 128: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	67,  // 129: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	69,  // 130: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	71,  // 131: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	73,  // 132: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	77,  // 133: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	79,  // 134: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	85,  // 135: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	87,  // 136: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	53,  // 137: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	55,  // 138: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	57,  // 139: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	59,  // 140: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	61,  // 141: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	63,  // 142: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	66,  // 143: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	68,  // 144: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	70,  // 145: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	72,  // 146: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	74,  // 147: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	78,  // 148: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	84,  // 149: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	86,  // 150: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	88,  // 151: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	54,  // 152: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	138, // [138:153] is the sub-list for method output_type
+	123, // [123:138] is the sub-list for method input_type
+	123, // [123:123] is the sub-list for extension type_name
+	123, // [123:123] is the sub-list for extension extendee
+	0,   // [0:123] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8051,20 +8294,22 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ApprovalResolved)(nil),
 		(*Event_BudgetExceeded)(nil),
 		(*Event_ToolReconcile)(nil),
+		(*Event_ProviderRetry)(nil),
+		(*Event_ProviderFallback)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[34].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[50].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[59].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[65].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[68].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[74].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[36].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[52].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[67].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[76].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   78,
+			NumMessages:   80,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

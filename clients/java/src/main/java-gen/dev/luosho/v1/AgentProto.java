@@ -172,6 +172,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_ToolRetry_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ProviderRetry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ProviderRetry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ProviderFallback_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ProviderFallback_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ToolResult_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -429,7 +439,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "le/protobuf/timestamp.proto\"s\n\010ToolSpec\022" +
       "\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021in" +
       "put_schema_json\030\003 \001(\t\022\026\n\016needs_approval\030" +
-      "\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\"\235\004\n\tAgentSpec\022\r" +
+      "\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\"\266\004\n\tAgentSpec\022\r" +
       "\n\005model\030\001 \001(\t\022\024\n\014instructions\030\002 \001(\t\022\"\n\005t" +
       "ools\030\003 \003(\0132\023.luosho.v1.ToolSpec\022\026\n\tmax_s" +
       "teps\030\004 \001(\005H\000\210\001\001\022\035\n\020tool_concurrency\030\005 \001(" +
@@ -440,441 +450,451 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "servers\030\024 \003(\0132\027.luosho.v1.McpServerUse\022&" +
       "\n\tsubagents\030( \003(\0132\023.luosho.v1.SubAgent\022\037" +
       "\n\022max_subagent_depth\030) \001(\005H\004\210\001\001\022!\n\006limit" +
-      "s\0302 \001(\0132\021.luosho.v1.LimitsB\014\n\n_max_steps" +
-      "B\023\n\021_tool_concurrencyB\022\n\020_tool_timeout_m" +
-      "sB\026\n\024_approval_timeout_msB\025\n\023_max_subage" +
-      "nt_depth\"g\n\006Limits\022\036\n\003run\030\001 \001(\0132\021.luosho" +
-      ".v1.Budget\022\"\n\007session\030\002 \001(\0132\021.luosho.v1." +
-      "Budget\022\031\n\021count_paused_time\030\003 \001(\010\"\212\002\n\006Bu" +
-      "dget\022\031\n\014input_tokens\030\001 \001(\003H\000\210\001\001\022\032\n\routpu" +
-      "t_tokens\030\002 \001(\003H\001\210\001\001\022\031\n\014total_tokens\030\003 \001(" +
-      "\003H\002\210\001\001\022\025\n\010cost_usd\030\004 \001(\001H\003\210\001\001\022\030\n\013model_c" +
-      "alls\030\005 \001(\003H\004\210\001\001\022\032\n\rwall_clock_ms\030\006 \001(\003H\005" +
-      "\210\001\001B\017\n\r_input_tokensB\020\n\016_output_tokensB\017" +
-      "\n\r_total_tokensB\013\n\t_cost_usdB\016\n\014_model_c" +
-      "allsB\020\n\016_wall_clock_ms\"R\n\010SubAgent\022\014\n\004na" +
-      "me\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022#\n\005agent\030\003" +
-      " \001(\0132\024.luosho.v1.AgentSpec\"I\n\013SubAgentTa" +
-      "g\022\014\n\004name\030\001 \001(\t\022\r\n\005depth\030\002 \001(\005\022\014\n\004path\030\003" +
-      " \003(\t\022\017\n\007task_id\030\004 \001(\t\"\267\001\n\014McpServerUse\022\014" +
-      "\n\004name\030\001 \001(\t\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntim" +
-      "eout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luos" +
-      "ho.v1.McpRetryPolicy\0222\n\016tool_overrides\030\005" +
-      " \003(\0132\032.luosho.v1.McpToolOverrideB\r\n\013_tim" +
-      "eout_ms\"_\n\016McpRetryPolicy\022\020\n\010attempts\030\001 " +
-      "\001(\005\022\022\n\nbackoff_ms\030\002 \001(\003\022\'\n\010retry_on\030\003 \003(" +
-      "\0162\025.luosho.v1.McpRetryOn\"\233\001\n\017McpToolOver" +
-      "ride\022\014\n\004tool\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.l" +
-      "uosho.v1.McpApproval\022\027\n\ntimeout_ms\030\003 \001(\003" +
-      "H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetr" +
-      "yPolicyB\r\n\013_timeout_ms\"<\n\010ToolCall\022\n\n\002id" +
-      "\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003" +
-      " \001(\t\"\315\001\n\007Message\022\035\n\004role\030\001 \001(\0162\017.luosho." +
-      "v1.Role\022\017\n\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003" +
-      " \003(\0132\023.luosho.v1.ToolCall\022\024\n\014tool_call_i" +
-      "d\030\004 \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006" +
-      " \001(\010\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luo" +
-      "sho.v1.Usage\"\311\001\n\005Usage\022\025\n\rprompt_tokens\030" +
-      "\001 \001(\003\022\031\n\021completion_tokens\030\002 \001(\003\022\024\n\014tota" +
-      "l_tokens\030\003 \001(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010c" +
-      "ost_usd\030\005 \001(\001\022\033\n\023cached_input_tokens\030\006 \001" +
-      "(\003\022\032\n\022cache_write_tokens\030\007 \001(\003\022\030\n\020reason" +
-      "ing_tokens\030\010 \001(\003\"\241\001\n\016ToolCallRecord\022!\n\004c" +
-      "all\030\001 \001(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\002" +
-      " \001(\005\022\030\n\013result_json\030\004 \001(\tH\000\210\001\001\022\020\n\010is_err" +
-      "or\030\005 \001(\010\022\020\n\010attempts\030\006 \001(\005B\016\n\014_result_js" +
-      "onJ\004\010\003\020\004R\nhas_result\"\322\001\n\020AgentFingerprin" +
-      "t\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_s" +
-      "chema_hashes\030\003 \003(\01321.luosho.v1.AgentFing" +
-      "erprint.ToolSchemaHashesEntry\022\031\n\021instruc" +
-      "tions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesEntr" +
-      "y\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\345\007\n\nCh" +
-      "eckpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messages" +
-      "\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_index" +
-      "\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usage\022" +
-      "\033\n\023business_state_json\030\005 \001(\t\022+\n\006status\030\006" +
-      " \001(\0162\033.luosho.v1.CheckpointStatus\022\023\n\013app" +
-      "roval_id\030\007 \001(\t\022.\n\rfinish_reason\030\010 \001(\0162\027." +
-      "luosho.v1.FinishReason\0220\n\013fingerprint\030\t " +
-      "\001(\0132\033.luosho.v1.AgentFingerprint\022-\n\ntool" +
-      "_calls\030\n \003(\0132\031.luosho.v1.ToolCallRecord\022" +
-      ".\n\nupdated_at\030\013 \001(\0132\032.google.protobuf.Ti" +
-      "mestamp\022#\n\005agent\030\014 \001(\0132\024.luosho.v1.Agent" +
-      "Spec\022%\n\013total_usage\030\r \001(\0132\020.luosho.v1.Us" +
-      "age\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\n" +
-      "last_drift\030\020 \001(\0132\025.luosho.v1.AgentDrift\022" +
-      ")\n\017delegated_usage\030( \001(\0132\020.luosho.v1.Usa" +
-      "ge\022+\n\tsubagents\030) \003(\0132\030.luosho.v1.SubAge" +
-      "ntState\022)\n\rearly_results\030* \003(\0132\022.luosho." +
-      "v1.Message\0225\n\010attempts\030< \003(\0132#.luosho.v1" +
-      ".Checkpoint.AttemptsEntry\022\'\n\005tasks\030_ \003(\013" +
-      "2\030.luosho.v1.SubAgentState\0222\n\016run_starte" +
-      "d_at\0302 \001(\0132\032.google.protobuf.Timestamp\022\025" +
-      "\n\rrun_paused_ms\0303 \001(\003\0226\n\022session_started" +
-      "_at\0304 \001(\0132\032.google.protobuf.Timestamp\022\031\n" +
-      "\021session_paused_ms\0305 \001(\003\032/\n\rAttemptsEntr" +
-      "y\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\rSu" +
-      "bAgentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001" +
-      "(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_" +
-      "id\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosho.v1.M" +
-      "essage\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(" +
-      "\0132\020.luosho.v1.Usage\0220\n\013fingerprint\030\t \001(\013" +
-      "2\033.luosho.v1.AgentFingerprint\"\272\002\n\010Approv" +
-      "al\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 " +
-      "\001(\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolC" +
-      "all\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolC" +
-      "all\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033" +
-      ".luosho.v1.AgentFingerprint\022.\n\ncreated_a" +
-      "t\030\007 \001(\0132\032.google.protobuf.Timestamp\022.\n\ne" +
-      "xpires_at\030\010 \001(\0132\032.google.protobuf.Timest" +
-      "amp\022\025\n\rsubagent_path\030( \003(\t\"\331\001\n\014HistoryEn" +
-      "try\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001(\0132\032.go" +
-      "ogle.protobuf.Timestamp\022+\n\006status\030\003 \001(\0162" +
-      "\033.luosho.v1.CheckpointStatus\022\017\n\007version\030" +
-      "\004 \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\ncheckpoi" +
-      "nt\030\006 \001(\0132\025.luosho.v1.Checkpoint\022\r\n\005chain" +
-      "\030\n \001(\t\"\303\002\n\016SessionSummary\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkp" +
-      "ointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luos" +
-      "ho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022\025" +
-      "\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001" +
-      "(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobuf" +
-      ".Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho." +
-      "v1.AgentDrift\022%\n\013total_usage\030\t \001(\0132\020.luo" +
-      "sho.v1.Usage\"\202\007\n\005Event\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030" +
-      "\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004typ" +
-      "e\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n" +
-      " \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_star" +
-      "t\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmodel" +
-      "_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\tt" +
-      "ool_call\030\r \001(\0132\034.luosho.v1.ToolCallReque" +
-      "stedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v1." +
-      "ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho" +
-      ".v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosh" +
-      "o.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.lu" +
-      "osho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\013" +
-      "2\024.luosho.v1.TextDeltaH\000\022:\n\022approval_req" +
-      "uested\030\023 \001(\0132\034.luosho.v1.ApprovalRequest" +
-      "edH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.Too" +
-      "lRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosho." +
-      "v1.InputQueuedH\000\0228\n\021approval_resolved\030  " +
-      "\001(\0132\033.luosho.v1.ApprovalResolvedH\000\0224\n\017bu" +
-      "dget_exceeded\030! \001(\0132\031.luosho.v1.BudgetEx" +
-      "ceededH\000\0222\n\016tool_reconcile\030\" \001(\0132\030.luosh" +
-      "o.v1.ToolReconcileH\000\022(\n\010subagent\030( \001(\0132\026" +
-      ".luosho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010Ru" +
-      "nStart\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode" +
-      "\022\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(" +
-      "\0132\033.luosho.v1.AgentFingerprint\022\022\n\nreques" +
-      "t_id\030\004 \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013appro" +
-      "val_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tto" +
-      "ol_name\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030" +
-      "\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001" +
-      "(\010\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTu" +
-      "rn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luos" +
-      "ho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1" +
-      ".Usage\"\305\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001" +
-      "(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n" +
-      "\ntimeout_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.lu" +
-      "osho.v1.ToolExecutor\022\017\n\007attempt\030\004 \001(\005\022/\n" +
-      "\nreconciled\030\005 \001(\0162\033.luosho.v1.ReconcileO" +
-      "utcome\"e\n\rToolReconcile\022\014\n\004step\030\001 \001(\005\022!\n" +
-      "\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\017\n\007atte" +
-      "mpt\030\003 \001(\005\022\022\n\ntimeout_ms\030\004 \001(\003\"t\n\tToolRet" +
-      "ry\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021" +
-      "\n\ttool_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005er" +
-      "ror\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\003\"j\n\nToolResul" +
-      "t\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n" +
-      "\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n" +
-      "\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(" +
-      "\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001" +
-      "(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n" +
-      "\010model_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\r" +
-      "tools_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003" +
-      "(\t\022\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007refu" +
-      "sed\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010approv" +
-      "al\030\001 \001(\0132\023.luosho.v1.Approval\"\216\001\n\016Budget" +
-      "Exceeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r" +
-      "\n\005value\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_cas" +
-      "e\030\005 \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usage" +
-      "\022\014\n\004path\030\007 \003(\t\"\333\001\n\007RunDone\022.\n\rfinish_rea" +
-      "son\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n\006st" +
-      "atus\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022" +
-      "\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022" +
-      "\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013appr" +
-      "oval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\321\002\n" +
-      "\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005i" +
-      "nput\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005agent\030" +
-      "\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023business_" +
-      "state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(" +
-      "\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy" +
-      "\030\007 \001(\0162\021.luosho.v1.IfBusy\022\031\n\014retention_m" +
-      "s\030\t \001(\003H\002\210\001\001B\026\n\024_business_state_jsonB\020\n\016" +
-      "_history_limitB\017\n\r_retention_msJ\004\010\010\020\tR\021r" +
-      "etention_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequ" +
-      "est_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1." +
-      "Message\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfB" +
-      "usy\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001" +
-      "(\0132\032.google.protobuf.Timestamp\"0\n\013InputQ" +
-      "ueued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005" +
-      "\"=\n\023DequeueInputRequest\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputR" +
-      "esponse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteRespo" +
-      "nse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\r" +
-      "ResumeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005age" +
-      "nt\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreques" +
-      "t_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 " +
-      "\001(\0132\020.luosho.v1.Event\"\232\001\n\027SubmitToolResu" +
-      "ltRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_ca" +
-      "ll_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_e" +
-      "rror\030\004 \001(\010\022.\n\treconcile\030\005 \001(\0162\033.luosho.v" +
-      "1.ReconcileOutcome\"V\n\030SubmitToolResultRe" +
-      "sponse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Subm" +
-      "itOutcome\022\017\n\007attempt\030\002 \001(\005\"#\n\rCancelRequ" +
-      "est\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelRespons" +
-      "e\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionReques" +
-      "t\022\022\n\nsession_id\030\001 \001(\t\"\233\001\n\022GetSessionResp" +
-      "onse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Che" +
-      "ckpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.Queue" +
-      "dInput\0223\n\022last_model_failure\030\003 \001(\0132\027.luo" +
-      "sho.v1.ModelFailure\"\220\002\n\014ModelFailure\022\016\n\006" +
-      "reason\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadat" +
-      "a\030\003 \003(\0132%.luosho.v1.ModelFailure.Metadat" +
-      "aEntry\022-\n\tfailed_at\030\004 \001(\0132\032.google.proto" +
-      "buf.Timestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry" +
-      "_not_before\030\006 \001(\0132\032.google.protobuf.Time" +
-      "stamp\032/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005v" +
-      "alue\030\002 \001(\t:\0028\001\"\266\001\n\023ListSessionsRequest\022\021" +
-      "\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n" +
-      "\006status\030\003 \001(\0162\033.luosho.v1.CheckpointStat" +
-      "us\022\031\n\021session_id_prefix\030\004 \001(\t\022\024\n\014newest_" +
-      "first\030\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\"" +
-      "\204\001\n\024ListSessionsResponse\022+\n\010sessions\030\001 \003" +
-      "(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_pa" +
-      "ge_token\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B" +
-      "\r\n\013_total_size\"@\n\024DeleteSessionRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010" +
-      "\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 \001" +
-      "(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001" +
-      "(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005ag" +
-      "ent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreque" +
-      "st_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detac" +
-      "h_on_tool_call\030\007 \001(\010\"2\n\017ResolveResponse\022" +
-      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024List" +
-      "ApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\t" +
-      "page_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025L" +
-      "istApprovalsResponse\022&\n\tapprovals\030\001 \003(\0132" +
-      "\023.luosho.v1.Approval\022\027\n\017next_page_token\030" +
-      "\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001" +
-      "(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Histor" +
-      "yResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.H" +
-      "istoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n" +
-      "\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010" +
-      "messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023bu" +
-      "siness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_res" +
-      "ult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n" +
-      "\014append_input\030\005 \001(\tB\026\n\024_business_state_j" +
-      "son\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001" +
-      " \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 " +
-      "\001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021" +
-      "\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(" +
-      "\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[" +
-      "\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004st" +
-      "ep\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1" +
-      ".Checkpoint\"<\n\016CompareRequest\022\024\n\014session" +
-      "_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Tra" +
-      "jectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t" +
-      "\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCa" +
-      "ll\"\332\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 " +
-      "\001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(" +
-      "\t\022\030\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030" +
-      "\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003" +
-      "(\0132\031.luosho.v1.TrajectoryStepB\016\n\014_result" +
-      "_jsonJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift" +
-      "\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020argument" +
-      "s_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t" +
-      "\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003" +
-      "(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_c" +
-      "hanged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho" +
-      ".v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007st" +
-      "eps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.l" +
-      "uosho.v1.FinishReason\0220\n\017finish_reason_b" +
-      "\030\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Comp" +
-      "areResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Traje" +
-      "ctoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Traject" +
-      "oryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005dri" +
-      "ft\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014" +
-      "_diverged_at\"E\n\014WatchRequest\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 " +
-      "\001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.lu" +
-      "osho.v1.Event\"(\n\025ListMcpServersRequest\022\017" +
-      "\n\007refresh\030\001 \001(\010\"?\n\026ListMcpServersRespons" +
-      "e\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer" +
-      "\"\302\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttranspor" +
-      "t\030\007 \001(\0162\027.luosho.v1.McpTransport\022(\n\005stat" +
-      "e\030\010 \001(\0162\031.luosho.v1.McpServerState\022\016\n\006st" +
-      "arts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030" +
-      "\006 \003(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001" +
-      "\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002" +
-      " \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_" +
-      "only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint" +
-      "\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destr" +
-      "uctive_hint*\323\031\n\013ErrorReason\022\034\n\030ERROR_REA" +
-      "SON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERN" +
-      "AL\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022" +
-      "\"\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!E" +
-      "RROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ER" +
-      "ROR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR" +
-      "_REASON_SESSION_EXISTS\020\006\022$\n ERROR_REASON" +
-      "_EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_T" +
-      "OOL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOO" +
-      "L_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SES" +
-      "SION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON" +
-      "_AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TO" +
-      "OL_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUS" +
-      "Y\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERRO" +
-      "R_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASO" +
-      "N_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SH" +
-      "UTTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_R" +
-      "UNS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020" +
-      "\023\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036E" +
-      "RROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR" +
-      "_REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INP" +
-      "UT_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID" +
-      "_REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED" +
-      "\020\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ER" +
-      "ROR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_R" +
-      "EASON_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_D" +
-      "UPLICATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON" +
-      "_DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REASON_I" +
-      "F_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INP" +
-      "UT_REQUIRED\020,\022$\n ERROR_REASON_INVALID_AP" +
-      "PROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_APPR" +
-      "OVAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_D" +
-      "RIFT_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HI" +
-      "STORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID" +
-      "\0201\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031" +
-      "ERROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REA" +
-      "SON_INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_" +
-      "INVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_IN" +
-      "VALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_" +
-      "MODEL\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SE" +
-      "TTINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SI" +
-      "ZE\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020" +
-      ":\022#\n\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037" +
-      "\n\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR" +
-      "_REASON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_RE" +
-      "ASON_INVALID_STATUS\020>\022!\n\035ERROR_REASON_IN" +
-      "VALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID" +
-      "_SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INVALID" +
-      "_TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_" +
-      "TOOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVAL" +
-      "ID_TOOL_NAME\020C\022$\n ERROR_REASON_INVALID_T" +
-      "OOL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOO" +
-      "L_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FO" +
-      "UND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVE" +
-      "R_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCR" +
-      "IPTION_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGE" +
-      "NT_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASO" +
-      "N_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REA" +
-      "SON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_R" +
-      "EASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_" +
-      "TOOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REAS" +
-      "ON_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_" +
-      "UNKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNK" +
-      "NOWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_" +
-      "TOOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETE" +
-      "NTION\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020" +
-      "d\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE" +
-      "\020e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ER" +
-      "ROR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR" +
-      "_REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REAS" +
-      "ON_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASO" +
-      "N_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_I" +
-      "NVALID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_I" +
-      "NVALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_IN" +
-      "VALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REAS" +
-      "ON_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_I" +
-      "NVALID_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_" +
-      "NEWEST_FIRST\020p\022+\n\'ERROR_REASON_INVALID_I" +
-      "NCLUDE_TOTAL_SIZE\020q\022$\n ERROR_REASON_RECO" +
-      "NCILE_NOT_ASKED\020x\022*\n&ERROR_REASON_INVALI" +
-      "D_RECONCILE_OUTCOME\020y\022\037\n\033ERROR_REASON_IN" +
-      "VALID_LIMITS\020}\022)\n%ERROR_REASON_COST_LIMI" +
-      "T_WITHOUT_PRICE\020~*_\n\004Role\022\024\n\020ROLE_UNSPEC" +
-      "IFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022" +
-      "\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020A" +
-      "gentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UN" +
-      "SPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001" +
-      "\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_" +
-      "DRIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStat" +
-      "us\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n" +
-      "\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHEC" +
-      "KPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHE" +
-      "CKPOINT_STATUS_FINISHED\020\003*\352\001\n\014FinishReas" +
-      "on\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FIN" +
-      "ISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_S" +
-      "TEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FIN" +
-      "ISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH" +
-      "_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REAS" +
-      "ON_DEADLINE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030" +
-      "MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_" +
-      "ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE" +
-      "\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAp" +
-      "proval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021" +
-      "MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGA",
-      "TE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020" +
-      "\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE" +
-      "\020\002\022\023\n\017RUN_MODE_RESUME\020\003*\223\001\n\020ReconcileOut" +
-      "come\022!\n\035RECONCILE_OUTCOME_UNSPECIFIED\020\000\022" +
-      "\032\n\026RECONCILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE" +
-      "_OUTCOME_NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTC" +
-      "OME_UNKNOWN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EX" +
-      "ECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CL" +
-      "IENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBu" +
-      "sy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_R" +
-      "EJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_" +
-      "INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSub" +
-      "mitOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED" +
-      "\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMI" +
-      "T_OUTCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n" +
-      "\031MCP_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRAN" +
-      "SPORT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001" +
-      "\n\016McpServerState\022 \n\034MCP_SERVER_STATE_UNS" +
-      "PECIFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_START" +
-      "ED\020\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MC" +
-      "P_SERVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B" +
-      "\n\007Execute\022\031.luosho.v1.ExecuteRequest\032\032.l" +
-      "uosho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.l" +
-      "uosho.v1.ResumeRequest\032\031.luosho.v1.Resum" +
-      "eResponse0\001\022[\n\020SubmitToolResult\022\".luosho" +
-      ".v1.SubmitToolResultRequest\032#.luosho.v1." +
-      "SubmitToolResultResponse\022=\n\006Cancel\022\030.luo" +
-      "sho.v1.CancelRequest\032\031.luosho.v1.CancelR" +
-      "esponse\022I\n\nGetSession\022\034.luosho.v1.GetSes" +
-      "sionRequest\032\035.luosho.v1.GetSessionRespon" +
-      "se\022O\n\014ListSessions\022\036.luosho.v1.ListSessi" +
-      "onsRequest\032\037.luosho.v1.ListSessionsRespo" +
-      "nse\022R\n\rDeleteSession\022\037.luosho.v1.DeleteS" +
-      "essionRequest\032 .luosho.v1.DeleteSessionR" +
-      "esponse\022B\n\007Resolve\022\031.luosho.v1.ResolveRe" +
-      "quest\032\032.luosho.v1.ResolveResponse0\001\022R\n\rL" +
-      "istApprovals\022\037.luosho.v1.ListApprovalsRe" +
-      "quest\032 .luosho.v1.ListApprovalsResponse\022" +
-      "@\n\007History\022\031.luosho.v1.HistoryRequest\032\032." +
-      "luosho.v1.HistoryResponse\0227\n\004Fork\022\026.luos" +
-      "ho.v1.ForkRequest\032\027.luosho.v1.ForkRespon" +
-      "se\022@\n\007Compare\022\031.luosho.v1.CompareRequest" +
-      "\032\032.luosho.v1.CompareResponse\022<\n\005Watch\022\027." +
-      "luosho.v1.WatchRequest\032\030.luosho.v1.Watch" +
-      "Response0\001\022U\n\016ListMcpServers\022 .luosho.v1" +
-      ".ListMcpServersRequest\032!.luosho.v1.ListM" +
-      "cpServersResponse\022O\n\014DequeueInput\022\036.luos" +
-      "ho.v1.DequeueInputRequest\032\037.luosho.v1.De" +
-      "queueInputResponseB\035\n\rdev.luosho.v1B\nAge" +
-      "ntProtoP\001b\006proto3"
+      "s\0302 \001(\0132\021.luosho.v1.Limits\022\027\n\017fallback_m" +
+      "odels\030< \003(\tB\014\n\n_max_stepsB\023\n\021_tool_concu" +
+      "rrencyB\022\n\020_tool_timeout_msB\026\n\024_approval_" +
+      "timeout_msB\025\n\023_max_subagent_depth\"g\n\006Lim" +
+      "its\022\036\n\003run\030\001 \001(\0132\021.luosho.v1.Budget\022\"\n\007s" +
+      "ession\030\002 \001(\0132\021.luosho.v1.Budget\022\031\n\021count" +
+      "_paused_time\030\003 \001(\010\"\212\002\n\006Budget\022\031\n\014input_t" +
+      "okens\030\001 \001(\003H\000\210\001\001\022\032\n\routput_tokens\030\002 \001(\003H" +
+      "\001\210\001\001\022\031\n\014total_tokens\030\003 \001(\003H\002\210\001\001\022\025\n\010cost_" +
+      "usd\030\004 \001(\001H\003\210\001\001\022\030\n\013model_calls\030\005 \001(\003H\004\210\001\001" +
+      "\022\032\n\rwall_clock_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_input_t" +
+      "okensB\020\n\016_output_tokensB\017\n\r_total_tokens" +
+      "B\013\n\t_cost_usdB\016\n\014_model_callsB\020\n\016_wall_c" +
+      "lock_ms\"R\n\010SubAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013des" +
+      "cription\030\002 \001(\t\022#\n\005agent\030\003 \001(\0132\024.luosho.v" +
+      "1.AgentSpec\"I\n\013SubAgentTag\022\014\n\004name\030\001 \001(\t" +
+      "\022\r\n\005depth\030\002 \001(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task_id" +
+      "\030\004 \001(\t\"\267\001\n\014McpServerUse\022\014\n\004name\030\001 \001(\t\022\023\n" +
+      "\013allow_tools\030\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(\003H\000" +
+      "\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryP" +
+      "olicy\0222\n\016tool_overrides\030\005 \003(\0132\032.luosho.v" +
+      "1.McpToolOverrideB\r\n\013_timeout_ms\"_\n\016McpR" +
+      "etryPolicy\022\020\n\010attempts\030\001 \001(\005\022\022\n\nbackoff_" +
+      "ms\030\002 \001(\003\022\'\n\010retry_on\030\003 \003(\0162\025.luosho.v1.M" +
+      "cpRetryOn\"\233\001\n\017McpToolOverride\022\014\n\004tool\030\001 " +
+      "\001(\t\022(\n\010approval\030\002 \001(\0162\026.luosho.v1.McpApp" +
+      "roval\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030" +
+      "\004 \001(\0132\031.luosho.v1.McpRetryPolicyB\r\n\013_tim" +
+      "eout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030" +
+      "\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\"\315\001\n\007Messag" +
+      "e\022\035\n\004role\030\001 \001(\0162\017.luosho.v1.Role\022\017\n\007cont" +
+      "ent\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.luosho.v" +
+      "1.ToolCall\022\024\n\014tool_call_id\030\004 \001(\t\022\021\n\ttool" +
+      "_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\r\n\005model\030\007" +
+      " \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\"\311\001" +
+      "\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021comple" +
+      "tion_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001(\003\022" +
+      "\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(\001\022\033" +
+      "\n\023cached_input_tokens\030\006 \001(\003\022\032\n\022cache_wri" +
+      "te_tokens\030\007 \001(\003\022\030\n\020reasoning_tokens\030\010 \001(" +
+      "\003\"\241\001\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132\023.luo" +
+      "sho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\030\n\013result_" +
+      "json\030\004 \001(\tH\000\210\001\001\022\020\n\010is_error\030\005 \001(\010\022\020\n\010att" +
+      "empts\030\006 \001(\005B\016\n\014_result_jsonJ\004\010\003\020\004R\nhas_r" +
+      "esult\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030\001 \001(\t" +
+      "\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_hashes\030\003 " +
+      "\003(\01321.luosho.v1.AgentFingerprint.ToolSch" +
+      "emaHashesEntry\022\031\n\021instructions_hash\030\004 \001(" +
+      "\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(\t\022" +
+      "\r\n\005value\030\002 \001(\t:\0028\001\"\345\007\n\nCheckpoint\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luosho" +
+      ".v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usage" +
+      "\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023business_sta" +
+      "te_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luosho.v" +
+      "1.CheckpointStatus\022\023\n\013approval_id\030\007 \001(\t\022" +
+      ".\n\rfinish_reason\030\010 \001(\0162\027.luosho.v1.Finis" +
+      "hReason\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1" +
+      ".AgentFingerprint\022-\n\ntool_calls\030\n \003(\0132\031." +
+      "luosho.v1.ToolCallRecord\022.\n\nupdated_at\030\013" +
+      " \001(\0132\032.google.protobuf.Timestamp\022#\n\005agen" +
+      "t\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013total_u" +
+      "sage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007version\030" +
+      "\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 \001(" +
+      "\0132\025.luosho.v1.AgentDrift\022)\n\017delegated_us" +
+      "age\030( \001(\0132\020.luosho.v1.Usage\022+\n\tsubagents" +
+      "\030) \003(\0132\030.luosho.v1.SubAgentState\022)\n\rearl" +
+      "y_results\030* \003(\0132\022.luosho.v1.Message\0225\n\010a" +
+      "ttempts\030< \003(\0132#.luosho.v1.Checkpoint.Att" +
+      "emptsEntry\022\'\n\005tasks\030_ \003(\0132\030.luosho.v1.Su" +
+      "bAgentState\0222\n\016run_started_at\0302 \001(\0132\032.go" +
+      "ogle.protobuf.Timestamp\022\025\n\rrun_paused_ms" +
+      "\0303 \001(\003\0226\n\022session_started_at\0304 \001(\0132\032.goo" +
+      "gle.protobuf.Timestamp\022\031\n\021session_paused" +
+      "_ms\0305 \001(\003\032/\n\rAttemptsEntry\022\013\n\003key\030\001 \001(\t\022" +
+      "\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\rSubAgentState\022\017\n\007" +
+      "call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001" +
+      "(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010mes" +
+      "sages\030\006 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_" +
+      "index\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.U" +
+      "sage\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1.Ag" +
+      "entFingerprint\"\272\002\n\010Approval\022\023\n\013approval_" +
+      "id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_cal" +
+      "l\030\003 \001(\0132\023.luosho.v1.ToolCall\022&\n\tremainin" +
+      "g\030\004 \003(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\005 \001" +
+      "(\005\0220\n\013fingerprint\030\006 \001(\0132\033.luosho.v1.Agen" +
+      "tFingerprint\022.\n\ncreated_at\030\007 \001(\0132\032.googl" +
+      "e.protobuf.Timestamp\022.\n\nexpires_at\030\010 \001(\013" +
+      "2\032.google.protobuf.Timestamp\022\025\n\rsubagent" +
+      "_path\030( \003(\t\"\331\001\n\014HistoryEntry\022\014\n\004step\030\001 \001" +
+      "(\005\022,\n\010saved_at\030\002 \001(\0132\032.google.protobuf.T" +
+      "imestamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Che" +
+      "ckpointStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessag" +
+      "e_count\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luos" +
+      "ho.v1.Checkpoint\022\r\n\005chain\030\n \001(\t\"\303\002\n\016Sess" +
+      "ionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006status" +
+      "\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022.\n\rf" +
+      "inish_reason\030\003 \001(\0162\027.luosho.v1.FinishRea" +
+      "son\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_count" +
+      "\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdated_a" +
+      "t\030\007 \001(\0132\032.google.protobuf.Timestamp\022)\n\nl" +
+      "ast_drift\030\010 \001(\0132\025.luosho.v1.AgentDrift\022%" +
+      "\n\013total_usage\030\t \001(\0132\020.luosho.v1.Usage\"\360\007" +
+      "\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030\002 " +
+      "\001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.google." +
+      "protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010repl" +
+      "ayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luosho.v" +
+      "1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.luosh" +
+      "o.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024.l" +
+      "uosho.v1.ModelTurnH\000\0221\n\ttool_call\030\r \001(\0132" +
+      "\034.luosho.v1.ToolCallRequestedH\000\022,\n\013tool_" +
+      "result\030\016 \001(\0132\025.luosho.v1.ToolResultH\000\022(\n" +
+      "\tstep_done\030\017 \001(\0132\023.luosho.v1.StepDoneH\000\022" +
+      "&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunDoneH\000\022" +
+      ",\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.AgentDr" +
+      "iftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v1.Te" +
+      "xtDeltaH\000\022:\n\022approval_requested\030\023 \001(\0132\034." +
+      "luosho.v1.ApprovalRequestedH\000\022*\n\ntool_re" +
+      "try\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000\022.\n\014inp" +
+      "ut_queued\030\037 \001(\0132\026.luosho.v1.InputQueuedH" +
+      "\000\0228\n\021approval_resolved\030  \001(\0132\033.luosho.v1" +
+      ".ApprovalResolvedH\000\0224\n\017budget_exceeded\030!" +
+      " \001(\0132\031.luosho.v1.BudgetExceededH\000\0222\n\016too" +
+      "l_reconcile\030\" \001(\0132\030.luosho.v1.ToolReconc" +
+      "ileH\000\0222\n\016provider_retry\030$ \001(\0132\030.luosho.v" +
+      "1.ProviderRetryH\000\0228\n\021provider_fallback\030%" +
+      " \001(\0132\033.luosho.v1.ProviderFallbackH\000\022(\n\010s" +
+      "ubagent\030( \001(\0132\026.luosho.v1.SubAgentTagB\t\n" +
+      "\007payload\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.lu" +
+      "osho.v1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013f" +
+      "ingerprint\030\003 \001(\0132\033.luosho.v1.AgentFinger" +
+      "print\022\022\n\nrequest_id\030\004 \001(\t\"\225\001\n\020ApprovalRe" +
+      "solved\022\023\n\013approval_id\030\001 \001(\t\022\024\n\014tool_call" +
+      "_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010approved" +
+      "\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t" +
+      "\022\017\n\007expired\030\007 \001(\010\"\031\n\tStepStart\022\014\n\004step\030\001" +
+      " \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007messa" +
+      "ge\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005usage\030\003 " +
+      "\001(\0132\020.luosho.v1.Usage\"\305\001\n\021ToolCallReques" +
+      "ted\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho" +
+      ".v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\003\022)\n\010exec" +
+      "utor\030\010 \001(\0162\027.luosho.v1.ToolExecutor\022\017\n\007a" +
+      "ttempt\030\004 \001(\005\022/\n\nreconciled\030\005 \001(\0162\033.luosh" +
+      "o.v1.ReconcileOutcome\"e\n\rToolReconcile\022\014" +
+      "\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.T" +
+      "oolCall\022\017\n\007attempt\030\003 \001(\005\022\022\n\ntimeout_ms\030\004" +
+      " \001(\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_" +
+      "call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\017\n\007atte" +
+      "mpt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001" +
+      "(\003\"^\n\rProviderRetry\022\014\n\004step\030\001 \001(\005\022\r\n\005mod" +
+      "el\030\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005error\030\004 \001(\t" +
+      "\022\020\n\010delay_ms\030\005 \001(\003\"y\n\020ProviderFallback\022\014" +
+      "\n\004step\030\001 \001(\005\022\022\n\nfrom_model\030\002 \001(\t\022\020\n\010to_m" +
+      "odel\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006reason\030\005 \001(" +
+      "\t\022\022\n\nerror_type\030\006 \001(\t\"j\n\nToolResult\022\014\n\004s" +
+      "tep\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_" +
+      "name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_er" +
+      "ror\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tT" +
+      "extDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n" +
+      "\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model" +
+      "_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_" +
+      "removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024" +
+      "instructions_changed\030\006 \001(\010\022\017\n\007refused\030\007 " +
+      "\001(\010\":\n\021ApprovalRequested\022%\n\010approval\030\001 \001" +
+      "(\0132\023.luosho.v1.Approval\"\216\001\n\016BudgetExceed" +
+      "ed\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005valu" +
+      "e\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(" +
+      "\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004pa" +
+      "th\030\007 \003(\t\"\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 " +
+      "\001(\0162\027.luosho.v1.FinishReason\022+\n\006status\030\002" +
+      " \001(\0162\033.luosho.v1.CheckpointStatus\022\022\n\nfin" +
+      "al_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usa" +
+      "ge\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013approval_i" +
+      "d\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\321\002\n\016Execu" +
+      "teRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002" +
+      " \003(\0132\022.luosho.v1.Message\022#\n\005agent\030\003 \001(\0132" +
+      "\024.luosho.v1.AgentSpec\022 \n\023business_state_" +
+      "json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rh" +
+      "istory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\016" +
+      "2\021.luosho.v1.IfBusy\022\031\n\014retention_ms\030\t \001(" +
+      "\003H\002\210\001\001B\026\n\024_business_state_jsonB\020\n\016_histo" +
+      "ry_limitB\017\n\r_retention_msJ\004\010\010\020\tR\021retenti" +
+      "on_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest_id" +
+      "\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Messag" +
+      "e\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n" +
+      "\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.g" +
+      "oogle.protobuf.Timestamp\"0\n\013InputQueued\022" +
+      "\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023De" +
+      "queueInputRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n" +
+      "\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputRespons" +
+      "e\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n" +
+      "\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResume" +
+      "Request\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001" +
+      "(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003" +
+      " \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020." +
+      "luosho.v1.Event\"\232\001\n\027SubmitToolResultRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030" +
+      "\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004" +
+      " \001(\010\022.\n\treconcile\030\005 \001(\0162\033.luosho.v1.Reco" +
+      "ncileOutcome\"V\n\030SubmitToolResultResponse" +
+      "\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.SubmitOutc" +
+      "ome\022\017\n\007attempt\030\002 \001(\005\"#\n\rCancelRequest\022\022\n" +
+      "\nsession_id\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tc" +
+      "ancelled\030\001 \001(\010\"\'\n\021GetSessionRequest\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\"\233\001\n\022GetSessionResponse\022)" +
+      "\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Checkpoin" +
+      "t\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.QueuedInput" +
+      "\0223\n\022last_model_failure\030\003 \001(\0132\027.luosho.v1" +
+      ".ModelFailure\"\220\002\n\014ModelFailure\022\016\n\006reason" +
+      "\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003(" +
+      "\0132%.luosho.v1.ModelFailure.MetadataEntry" +
+      "\022-\n\tfailed_at\030\004 \001(\0132\032.google.protobuf.Ti" +
+      "mestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_not_b" +
+      "efore\030\006 \001(\0132\032.google.protobuf.Timestamp\032" +
+      "/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002" +
+      " \001(\t:\0028\001\"\266\001\n\023ListSessionsRequest\022\021\n\tpage" +
+      "_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006statu" +
+      "s\030\003 \001(\0162\033.luosho.v1.CheckpointStatus\022\031\n\021" +
+      "session_id_prefix\030\004 \001(\t\022\024\n\014newest_first\030" +
+      "\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\"\204\001\n\024Li" +
+      "stSessionsResponse\022+\n\010sessions\030\001 \003(\0132\031.l" +
+      "uosho.v1.SessionSummary\022\027\n\017next_page_tok" +
+      "en\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r\n\013_to" +
+      "tal_size\"@\n\024DeleteSessionRequest\022\022\n\nsess" +
+      "ion_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025De" +
+      "leteSessionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n" +
+      "\016ResolveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010" +
+      "approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 " +
+      "\001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030" +
+      "\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_t" +
+      "ool_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005eve" +
+      "nt\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListApprov" +
+      "alsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_s" +
+      "ize\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApp" +
+      "rovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luos" +
+      "ho.v1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"" +
+      "g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
+      "\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022" +
+      "include_checkpoint\030\004 \001(\010\"T\n\017HistoryRespo" +
+      "nse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.History" +
+      "Entry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkP" +
+      "atch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messag" +
+      "es\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023business" +
+      "_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 " +
+      "\001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014appen" +
+      "d_input\030\005 \001(\tB\026\n\024_business_state_json\"N\n" +
+      "\017ToolResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023" +
+      "\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n" +
+      "\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom" +
+      "_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005p" +
+      "atch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014Fork" +
+      "Response\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001" +
+      "(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Check" +
+      "point\"<\n\016CompareRequest\022\024\n\014session_id_a\030" +
+      "\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Trajector" +
+      "yStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005ca" +
+      "lls\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\332\001\n" +
+      "\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n" +
+      "\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\030\n\013r" +
+      "esult_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022" +
+      "\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031.l" +
+      "uosho.v1.TrajectoryStepB\016\n\014_result_jsonJ" +
+      "\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022\014\n\004st" +
+      "ep\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json" +
+      "_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017T" +
+      "rajectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014" +
+      "tool_order_b\030\002 \003(\t\022\032\n\022tool_order_changed" +
+      "\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1.Ar" +
+      "gumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030" +
+      "\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luosho." +
+      "v1.FinishReason\0220\n\017finish_reason_b\030\010 \001(\016" +
+      "2\027.luosho.v1.FinishReason\"\262\001\n\017CompareRes" +
+      "ponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryS" +
+      "tep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.TrajectorySte" +
+      "p\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001" +
+      "(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_diver" +
+      "ged_at\"E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001" +
+      "(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n" +
+      "\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v" +
+      "1.Event\"(\n\025ListMcpServersRequest\022\017\n\007refr" +
+      "esh\030\001 \001(\010\"?\n\026ListMcpServersResponse\022%\n\007s" +
+      "ervers\030\001 \003(\0132\024.luosho.v1.McpServer\"\302\001\n\tM" +
+      "cpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport\030\007 \001(" +
+      "\0162\027.luosho.v1.McpTransport\022(\n\005state\030\010 \001(" +
+      "\0162\031.luosho.v1.McpServerState\022\016\n\006starts\030\004" +
+      " \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132" +
+      "\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpT" +
+      "ool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031" +
+      "\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_only_h" +
+      "int\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010" +
+      "H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destructive" +
+      "_hint*\376\031\n\013ErrorReason\022\034\n\030ERROR_REASON_UN" +
+      "SPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!" +
+      "\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERR" +
+      "OR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_R" +
+      "EASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR_RE" +
+      "ASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_REASO" +
+      "N_SESSION_EXISTS\020\006\022$\n ERROR_REASON_EVENT" +
+      "S_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TOOL_CA" +
+      "LL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL_CALL" +
+      "_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESSION_A" +
+      "WAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_AGENT" +
+      "_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOOL_MIS" +
+      "SING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY\020\r\022\033\n" +
+      "\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR_REAS" +
+      "ON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON_PROV" +
+      "IDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHUTTING" +
+      "_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RUNS\020\022\022" +
+      "\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023\022 \n\034E" +
+      "RROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ERROR_R" +
+      "EASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_REASO" +
+      "N_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPUT_DEQ" +
+      "UEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_REUSE" +
+      "D\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020\031\022\036\n\032" +
+      "ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERROR_RE" +
+      "ASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_REASON_" +
+      "AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DUPLICA" +
+      "TE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_DUPLI" +
+      "CATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF_BUSY" +
+      "_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPUT_REQ" +
+      "UIRED\020,\022$\n ERROR_REASON_INVALID_APPROVAL" +
+      "_ID\020-\022)\n%ERROR_REASON_INVALID_APPROVAL_T" +
+      "IMEOUT\020.\022%\n!ERROR_REASON_INVALID_DRIFT_P" +
+      "OLICY\020/\022&\n\"ERROR_REASON_INVALID_HISTORY_" +
+      "LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\0201\022 \n\034" +
+      "ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031ERROR_" +
+      "REASON_INVALID_JSON\0203\022\"\n\036ERROR_REASON_IN" +
+      "VALID_MAX_STEPS\0204\022$\n ERROR_REASON_INVALI" +
+      "D_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INVALID_" +
+      "MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_MODEL\020" +
+      "7\022\'\n#ERROR_REASON_INVALID_MODEL_SETTINGS" +
+      "\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZE\0209\022#" +
+      "\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:\022#\n\037E" +
+      "RROR_REASON_INVALID_REQUEST_ID\020;\022\037\n\033ERRO" +
+      "R_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_REASO" +
+      "N_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REASON_I" +
+      "NVALID_STATUS\020>\022!\n\035ERROR_REASON_INVALID_" +
+      "SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_SUBAG" +
+      "ENT_NAME\020@\022%\n!ERROR_REASON_INVALID_TOOL_" +
+      "CALL_ID\020A\022)\n%ERROR_REASON_INVALID_TOOL_C" +
+      "ONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALID_TOO" +
+      "L_NAME\020C\022$\n ERROR_REASON_INVALID_TOOL_SC" +
+      "HEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL_TIME" +
+      "OUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOUND\020F\022" +
+      "*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMI" +
+      "T\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTION" +
+      "_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGENT_DES" +
+      "CRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON_SUBA" +
+      "GENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REASON_SU" +
+      "BAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_REASON_" +
+      "TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_TOOL_R" +
+      "ESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASON_TOO" +
+      "_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_UNKNOW" +
+      "N_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKNOWN_P" +
+      "ROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_TOOL_C" +
+      "ALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETENTION\020" +
+      "R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d\022\'\n#E" +
+      "RROR_REASON_UNSUPPORTED_MEDIA_TYPE\020e\022\036\n\032" +
+      "ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_RE" +
+      "ASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_REASO" +
+      "N_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASON_CSR" +
+      "F_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON_CSRF" +
+      "_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_INVALID" +
+      "_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_INVALID" +
+      "_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INVALID_" +
+      "INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASON_INV" +
+      "ALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_INVALID" +
+      "_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_NEWEST" +
+      "_FIRST\020p\022+\n\'ERROR_REASON_INVALID_INCLUDE" +
+      "_TOTAL_SIZE\020q\022$\n ERROR_REASON_RECONCILE_" +
+      "NOT_ASKED\020x\022*\n&ERROR_REASON_INVALID_RECO" +
+      "NCILE_OUTCOME\020y\022\037\n\033ERROR_REASON_INVALID_" +
+      "LIMITS\020}\022)\n%ERROR_REASON_COST_LIMIT_WITH" +
+      "OUT_PRICE\020~\022)\n$ERROR_REASON_INVALID_FALL" +
+      "BACK_MODELS\020\221\001*_\n\004Role\022\024\n\020ROLE_UNSPECIFI" +
+      "ED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016" +
+      "ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Agen" +
+      "tDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPE" +
+      "CIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n" +
+      "\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRI" +
+      "FT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022" +
+      "!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CH" +
+      "ECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPO" +
+      "INT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKP" +
+      "OINT_STATUS_FINISHED\020\003*\352\001\n\014FinishReason\022" +
+      "\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH",
+      "_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEP" +
+      "S\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH" +
+      "_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_RE" +
+      "ASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_" +
+      "DEADLINE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP" +
+      "_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_" +
+      "TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022" +
+      "\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAppro" +
+      "val\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP" +
+      "_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020" +
+      "\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020" +
+      "\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022" +
+      "\023\n\017RUN_MODE_RESUME\020\003*\223\001\n\020ReconcileOutcom" +
+      "e\022!\n\035RECONCILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026" +
+      "RECONCILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE_OU" +
+      "TCOME_NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTCOME" +
+      "_UNKNOWN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECU" +
+      "TOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIEN" +
+      "T\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022" +
+      "\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJE" +
+      "CT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INT" +
+      "ERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmit" +
+      "Outcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022" +
+      "\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_O" +
+      "UTCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MC" +
+      "P_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPO" +
+      "RT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016M" +
+      "cpServerState\022 \n\034MCP_SERVER_STATE_UNSPEC" +
+      "IFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020" +
+      "\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_S" +
+      "ERVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n\007E" +
+      "xecute\022\031.luosho.v1.ExecuteRequest\032\032.luos" +
+      "ho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luos" +
+      "ho.v1.ResumeRequest\032\031.luosho.v1.ResumeRe" +
+      "sponse0\001\022[\n\020SubmitToolResult\022\".luosho.v1" +
+      ".SubmitToolResultRequest\032#.luosho.v1.Sub" +
+      "mitToolResultResponse\022=\n\006Cancel\022\030.luosho" +
+      ".v1.CancelRequest\032\031.luosho.v1.CancelResp" +
+      "onse\022I\n\nGetSession\022\034.luosho.v1.GetSessio" +
+      "nRequest\032\035.luosho.v1.GetSessionResponse\022" +
+      "O\n\014ListSessions\022\036.luosho.v1.ListSessions" +
+      "Request\032\037.luosho.v1.ListSessionsResponse" +
+      "\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSess" +
+      "ionRequest\032 .luosho.v1.DeleteSessionResp" +
+      "onse\022B\n\007Resolve\022\031.luosho.v1.ResolveReque" +
+      "st\032\032.luosho.v1.ResolveResponse0\001\022R\n\rList" +
+      "Approvals\022\037.luosho.v1.ListApprovalsReque" +
+      "st\032 .luosho.v1.ListApprovalsResponse\022@\n\007" +
+      "History\022\031.luosho.v1.HistoryRequest\032\032.luo" +
+      "sho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho." +
+      "v1.ForkRequest\032\027.luosho.v1.ForkResponse\022" +
+      "@\n\007Compare\022\031.luosho.v1.CompareRequest\032\032." +
+      "luosho.v1.CompareResponse\022<\n\005Watch\022\027.luo" +
+      "sho.v1.WatchRequest\032\030.luosho.v1.WatchRes" +
+      "ponse0\001\022U\n\016ListMcpServers\022 .luosho.v1.Li" +
+      "stMcpServersRequest\032!.luosho.v1.ListMcpS" +
+      "erversResponse\022O\n\014DequeueInput\022\036.luosho." +
+      "v1.DequeueInputRequest\032\037.luosho.v1.Deque" +
+      "ueInputResponseB\035\n\rdev.luosho.v1B\nAgentP" +
+      "rotoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -892,7 +912,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentSpec_descriptor,
-        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", });
+        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", "FallbackModels", });
     internal_static_luosho_v1_Limits_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_luosho_v1_Limits_fieldAccessorTable = new
@@ -1012,7 +1032,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "ApprovalResolved", "BudgetExceeded", "ToolReconcile", "Subagent", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "ApprovalResolved", "BudgetExceeded", "ToolReconcile", "ProviderRetry", "ProviderFallback", "Subagent", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
       getDescriptor().getMessageType(20);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
@@ -1055,134 +1075,146 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolRetry_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
-    internal_static_luosho_v1_ToolResult_descriptor =
+    internal_static_luosho_v1_ProviderRetry_descriptor =
       getDescriptor().getMessageType(27);
+    internal_static_luosho_v1_ProviderRetry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ProviderRetry_descriptor,
+        new java.lang.String[] { "Step", "Model", "Attempt", "Error", "DelayMs", });
+    internal_static_luosho_v1_ProviderFallback_descriptor =
+      getDescriptor().getMessageType(28);
+    internal_static_luosho_v1_ProviderFallback_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ProviderFallback_descriptor,
+        new java.lang.String[] { "Step", "FromModel", "ToModel", "Error", "Reason", "ErrorType", });
+    internal_static_luosho_v1_ToolResult_descriptor =
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_BudgetExceeded_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_BudgetExceeded_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_BudgetExceeded_descriptor,
         new java.lang.String[] { "Scope", "Limit", "Value", "Used", "WorstCase", "Usage", "Path", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", "RetentionMs", });
     internal_static_luosho_v1_QueuedInput_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_QueuedInput_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_QueuedInput_descriptor,
         new java.lang.String[] { "RequestId", "Input", "IfBusy", "Position", "EnqueuedAt", });
     internal_static_luosho_v1_InputQueued_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_InputQueued_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_InputQueued_descriptor,
         new java.lang.String[] { "RequestId", "Ahead", });
     internal_static_luosho_v1_DequeueInputRequest_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputRequest_descriptor,
         new java.lang.String[] { "SessionId", "RequestId", });
     internal_static_luosho_v1_DequeueInputResponse_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputResponse_descriptor,
         new java.lang.String[] { "Removed", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", "Reconcile", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", "Attempt", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", });
     internal_static_luosho_v1_ModelFailure_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ModelFailure_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelFailure_descriptor,
@@ -1194,157 +1226,157 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
         internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", "TotalSize", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(62);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(63);
+      getDescriptor().getMessageType(65);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(64);
+      getDescriptor().getMessageType(66);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(65);
+      getDescriptor().getMessageType(67);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "ResultJson", "IsError", "TaskId", "TaskSteps", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(66);
+      getDescriptor().getMessageType(68);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(67);
+      getDescriptor().getMessageType(69);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(68);
+      getDescriptor().getMessageType(70);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(69);
+      getDescriptor().getMessageType(71);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(70);
+      getDescriptor().getMessageType(72);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(71);
+      getDescriptor().getMessageType(73);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(72);
+      getDescriptor().getMessageType(74);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(73);
+      getDescriptor().getMessageType(75);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(74);
+      getDescriptor().getMessageType(76);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,

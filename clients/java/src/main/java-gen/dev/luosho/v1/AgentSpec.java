@@ -39,6 +39,8 @@ private static final long serialVersionUID = 0L;
     modelSettingsJson_ = "";
     mcpServers_ = java.util.Collections.emptyList();
     subagents_ = java.util.Collections.emptyList();
+    fallbackModels_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -567,6 +569,71 @@ private static final long serialVersionUID = 0L;
     return limits_ == null ? dev.luosho.v1.Limits.getDefaultInstance() : limits_;
   }
 
+  public static final int FALLBACK_MODELS_FIELD_NUMBER = 60;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList fallbackModels_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @return A list containing the fallbackModels.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getFallbackModelsList() {
+    return fallbackModels_;
+  }
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @return The count of fallbackModels.
+   */
+  public int getFallbackModelsCount() {
+    return fallbackModels_.size();
+  }
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @param index The index of the element to return.
+   * @return The fallbackModels at the given index.
+   */
+  public java.lang.String getFallbackModels(int index) {
+    return fallbackModels_.get(index);
+  }
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the fallbackModels at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getFallbackModelsBytes(int index) {
+    return fallbackModels_.getByteString(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -619,6 +686,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeMessage(50, getLimits());
+    }
+    for (int i = 0; i < fallbackModels_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 60, fallbackModels_.getRaw(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -688,6 +758,14 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(50, getLimits());
     }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < fallbackModels_.size(); i++) {
+        dataSize += computeStringSizeNoTag(fallbackModels_.getRaw(i));
+      }
+      size += dataSize;
+      size += 2 * getFallbackModelsList().size();
+    }
     return size;
   }
   @java.lang.Override
@@ -755,6 +833,8 @@ private static final long serialVersionUID = 0L;
       if (!getLimits()
           .equals(other.getLimits())) return false;
     }
+    if (!getFallbackModelsList()
+        .equals(other.getFallbackModelsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -811,6 +891,10 @@ private static final long serialVersionUID = 0L;
     if (hasLimits()) {
       hash = (37 * hash) + LIMITS_FIELD_NUMBER;
       hash = (53 * hash) + getLimits().hashCode();
+    }
+    if (getFallbackModelsCount() > 0) {
+      hash = (37 * hash) + FALLBACK_MODELS_FIELD_NUMBER;
+      hash = (53 * hash) + getFallbackModelsList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -991,6 +1075,8 @@ private static final long serialVersionUID = 0L;
         limitsBuilder_.dispose();
         limitsBuilder_ = null;
       }
+      fallbackModels_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
       return this;
     }
 
@@ -1093,6 +1179,10 @@ private static final long serialVersionUID = 0L;
             ? limits_
             : limitsBuilder_.build();
         to_bitField0_ |= 0x00000020;
+      }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        fallbackModels_.makeImmutable();
+        result.fallbackModels_ = fallbackModels_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1223,6 +1313,16 @@ private static final long serialVersionUID = 0L;
       if (other.hasLimits()) {
         mergeLimits(other.getLimits());
       }
+      if (!other.fallbackModels_.isEmpty()) {
+        if (fallbackModels_.isEmpty()) {
+          fallbackModels_ = other.fallbackModels_;
+          bitField0_ |= 0x00002000;
+        } else {
+          ensureFallbackModelsIsMutable();
+          fallbackModels_.addAll(other.fallbackModels_);
+        }
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1340,6 +1440,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00001000;
               break;
             } // case 402
+            case 482: {
+              ensureFallbackModelsIsMutable();
+              fallbackModels_.add(input.readStringRequireUtf8());
+              break;
+            } // case 482
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3024,6 +3129,180 @@ private static final long serialVersionUID = 0L;
         limits_ = null;
       }
       return limitsBuilder_;
+    }
+
+    private com.google.protobuf.LazyStringArrayList fallbackModels_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureFallbackModelsIsMutable() {
+      if (!fallbackModels_.isModifiable()) {
+        fallbackModels_ = new com.google.protobuf.LazyStringArrayList(fallbackModels_);
+      }
+      bitField0_ |= 0x00002000;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @return A list containing the fallbackModels.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getFallbackModelsList() {
+      fallbackModels_.makeImmutable();
+      return fallbackModels_;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @return The count of fallbackModels.
+     */
+    public int getFallbackModelsCount() {
+      return fallbackModels_.size();
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param index The index of the element to return.
+     * @return The fallbackModels at the given index.
+     */
+    public java.lang.String getFallbackModels(int index) {
+      return fallbackModels_.get(index);
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the fallbackModels at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getFallbackModelsBytes(int index) {
+      return fallbackModels_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param index The index to set the value at.
+     * @param value The fallbackModels to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFallbackModels(
+        int index, java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureFallbackModelsIsMutable();
+      fallbackModels_.set(index, value);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param value The fallbackModels to add.
+     * @return This builder for chaining.
+     */
+    public Builder addFallbackModels(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureFallbackModelsIsMutable();
+      fallbackModels_.add(value);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param values The fallbackModels to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllFallbackModels(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureFallbackModelsIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, fallbackModels_);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFallbackModels() {
+      fallbackModels_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x00002000);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param value The bytes of the fallbackModels to add.
+     * @return This builder for chaining.
+     */
+    public Builder addFallbackModelsBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      ensureFallbackModelsIsMutable();
+      fallbackModels_.add(value);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)

@@ -503,6 +503,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   ERROR_REASON_COST_LIMIT_WITHOUT_PRICE(126),
+  /**
+   * <pre>
+   * fallback_models repeats the model or one of its entries.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
+   */
+  ERROR_REASON_INVALID_FALLBACK_MODELS(145),
   UNRECOGNIZED(-1),
   ;
 
@@ -998,6 +1006,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   public static final int ERROR_REASON_COST_LIMIT_WITHOUT_PRICE_VALUE = 126;
+  /**
+   * <pre>
+   * fallback_models repeats the model or one of its entries.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
+   */
+  public static final int ERROR_REASON_INVALID_FALLBACK_MODELS_VALUE = 145;
 
 
   public final int getNumber() {
@@ -1113,6 +1129,7 @@ public enum ErrorReason
       case 121: return ERROR_REASON_INVALID_RECONCILE_OUTCOME;
       case 125: return ERROR_REASON_INVALID_LIMITS;
       case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
+      case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
       default: return null;
     }
   }
