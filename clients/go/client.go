@@ -81,8 +81,10 @@ func (c *Client) RPC() pb.AgentServiceClient { return c.rpc }
 
 // Result is how a run ended: its run.done event and every event of its stream.
 type Result struct {
-	SessionID    string
-	RunID        string
+	SessionID string
+	RunID     string
+	// FinishReason is STOP, MAX_STEPS, ABORTED, AWAITING_APPROVAL, or BUDGET_EXCEEDED /
+	// DEADLINE_EXCEEDED when a limit stopped the run (then see BudgetExceeded).
 	FinishReason pb.FinishReason
 	Status       pb.CheckpointStatus
 	FinalText    string
@@ -97,6 +99,9 @@ type Result struct {
 	RequestID string
 	// Attempts is how many streams the run took (1 unless it was retried).
 	Attempts int
+	// BudgetExceeded is the run's budget.exceeded event when a limit stopped it: which
+	// budget and limit, its value, what was used, the call's worst case, the usage.
+	BudgetExceeded *pb.BudgetExceeded
 }
 
 // RunOption tunes Execute, Resume and Resolve.
@@ -450,6 +455,8 @@ func (r *runState) attempt(open openFunc) (got int, moved, done bool, err error)
 			if ev.GetToolReconcile() != nil && !ev.GetReplayed() {
 				r.answer(ev)
 			}
+		case "budget.exceeded":
+			res.BudgetExceeded = ev.GetBudgetExceeded()
 		case "run.done":
 			d := ev.GetRunDone()
 			res.FinishReason = d.GetFinishReason()

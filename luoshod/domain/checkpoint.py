@@ -369,6 +369,31 @@ class Checkpoint:
                 )
         return records
 
+    def usage_by_model(self) -> dict[str, Usage]:
+        """The usage of the session's turns by the model that produced them (R78): the
+        transcript's and its sub-agents' turns (the unfinished ones at every level, then
+        the finished tasks that are not being continued). Turns without a recorded usage
+        are left out."""
+        out: dict[str, Usage] = {}
+
+        def add(messages: list[Message]) -> None:
+            for m in messages:
+                if m.usage is not None:
+                    out.setdefault(m.model, Usage()).add(m.usage)
+
+        add(self.messages)
+        live: set[str] = set()
+        states = list(self.subtasks.values())
+        while states:
+            st = states.pop()
+            live.add(st.task_id)
+            add(st.messages)
+            states += st.children.values()
+        for task_id, task in self.tasks.items():
+            if task_id not in live:
+                add(task.messages)
+        return out
+
     def header_dict(self, *, with_agent: bool = True, with_tasks: bool = True) -> dict[str, Any]:
         """Everything but the messages: what a driver stores per save besides new messages.
         ``with_agent=False``: without the ``agent`` key (its encoding is cached apart, see

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -42,6 +42,11 @@ class Message:
     tool_call_id: str = ""
     tool_name: str = ""
     is_error: bool = False
+    #: Assistant turns: the model that produced the turn ("provider:model") and what that
+    #: model call used; "" and ``None`` on other messages and on turns saved before they
+    #: were recorded. Not part of a message's identity (``key``, ``==``).
+    model: str = field(default="", compare=False)
+    usage: Usage | None = field(default=None, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         """Identity for merging input with a stored transcript: role, content, call ids."""
@@ -56,10 +61,15 @@ class Message:
             d["tool_name"] = self.tool_name
         if self.is_error:
             d["is_error"] = True
+        if self.model:
+            d["model"] = self.model
+        if self.usage is not None:
+            d["usage"] = self.usage.to_dict()
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Message:
+        usage = d.get("usage")
         return cls(
             Role(d["role"]),
             d.get("content", ""),
@@ -67,6 +77,8 @@ class Message:
             d.get("tool_call_id", ""),
             d.get("tool_name", ""),
             d.get("is_error", False),
+            d.get("model", ""),
+            Usage.from_dict(usage) if usage is not None else None,
         )
 
 
@@ -123,7 +135,8 @@ class Usage:
             "model_calls": self.model_calls,
             "cost_usd": self.cost_usd,
         }
-        # Absent when zero, so usage saved before they were counted encodes as it did.
+        # Only when counted: a header saved before these counts existed hashes (R91) and
+        # reads the same.
         if self.cached_input_tokens:
             d["cached_input_tokens"] = self.cached_input_tokens
         if self.cache_write_tokens:

@@ -4,11 +4,12 @@ and queued inputs."""
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .agent import Drift
 from .checkpoint import Checkpoint, FinishReason, Status
+from .messages import Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,8 @@ class SessionSummary:
     approval_id: str
     updated_at: float
     last_drift: Drift | None = None
+    #: Usage over the session's whole life (the checkpoint's ``total_usage``, R78).
+    total_usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import TASK_TOOL, Checkpoint, FinishReason, Message, Role, SubTask
+from ..domain import TASK_TOOL, Checkpoint, FinishReason, Message, Role, SubTask, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,9 @@ class Step:
     index: int  # the step's number, from 1
     text: str
     calls: tuple[Call, ...]
+    #: The turn's model and usage (R78); not part of the step's identity (``key``).
+    model: str = ""
+    usage: Usage | None = None
 
     def key(self) -> tuple[Any, ...]:
         return (self.text, tuple(c.key() for c in self.calls))
@@ -109,7 +112,7 @@ def _steps(
                     )
                 )
             steps.append(
-                Step(len(steps) + 1, m.content, tuple(calls))
+                Step(len(steps) + 1, m.content, tuple(calls), m.model, m.usage)
             )  # numbered from 1, as everywhere
     return steps
 

@@ -418,7 +418,9 @@ class Run:
             usage.model_calls = 1
             cp.usage.add(usage)
             cp.total_usage.add(usage)
-            turn = Message(Role.ASSISTANT, resp.text, resp.tool_calls)
+            turn = Message(
+                Role.ASSISTANT, resp.text, resp.tool_calls, model=spec.model, usage=usage
+            )
             cp.messages.append(turn)
             await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
             if not turn.tool_calls:

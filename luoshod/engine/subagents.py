@@ -439,7 +439,9 @@ class SubRun:
             cp.usage.add(usage)  # R56: added to the lead's, and reported apart
             cp.total_usage.add(usage)
             cp.delegated_usage.add(usage)
-            turn = Message(Role.ASSISTANT, resp.text, resp.tool_calls)
+            turn = Message(
+                Role.ASSISTANT, resp.text, resp.tool_calls, model=spec.model, usage=usage
+            )
             st.messages.append(turn)
             self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
             if not turn.tool_calls:

@@ -36,7 +36,8 @@ from prometheus_client import (
 )
 
 from .. import __version__
-from ..engine import CALLER_LEFT, STEP_DONE, Event, RunInterrupted, RunObserver
+from ..domain import Usage
+from ..engine import CALLER_LEFT, MODEL_TURN, STEP_DONE, Event, RunInterrupted, RunObserver
 from ..store import MAX_PAGE_SIZE, Capability, Store
 
 log = logging.getLogger("luoshod.metrics")
@@ -82,6 +83,22 @@ class Metrics(RunObserver):
             registry=r,
         )
         self.steps = Counter("luoshod_steps", "Steps completed (step.done events)", registry=r)
+        self.model_tokens = Counter(
+            "luoshod_model_tokens",
+            "Tokens of the model calls this daemon made (model.turn events, sub-agents' "
+            "included), by model (provider:model) and kind: input, output, cached_input and "
+            "cache_write (of input), reasoning (of output), the last three where the provider "
+            "reports them",
+            ["model", "kind"],
+            registry=r,
+        )
+        self.model_cost = Counter(
+            "luoshod_model_cost_usd",
+            "Cost in USD of the model calls this daemon made, by model (provider:model); "
+            "calls of a model with no known cost add 0",
+            ["model"],
+            registry=r,
+        )
         self.save_seconds = Histogram(
             "luoshod_store_save_seconds",
             "Checkpoint save latency, as a run waits for it (group commit included)",
@@ -130,6 +147,21 @@ class Metrics(RunObserver):
     def event(self, event: Event) -> None:
         if event.type == STEP_DONE:
             self.steps.inc()
+        elif event.type == MODEL_TURN:
+            self.model_turn(event.data["message"].model, event.data["usage"])
+
+    def model_turn(self, model: str, usage: Usage) -> None:
+        """A model call's usage (R78), counted by model and kind."""
+        model = model or "unknown"
+        for kind, n in (
+            ("input", usage.prompt_tokens),
+            ("output", usage.completion_tokens),
+            ("cached_input", usage.cached_input_tokens),
+            ("cache_write", usage.cache_write_tokens),
+            ("reasoning", usage.reasoning_tokens),
+        ):
+            self.model_tokens.labels(model, kind).inc(max(0, n))
+        self.model_cost.labels(model).inc(max(0.0, usage.cost_usd))
 
     def run_ended(self, task: asyncio.Task[object]) -> None:
         self.runs.labels(outcome=run_outcome(task)).inc()

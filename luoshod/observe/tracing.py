@@ -35,7 +35,12 @@ class Tracing:
 
 class TracedProvider(Provider):
     """A provider whose every ``complete`` is a CLIENT span named ``chat MODEL`` with the
-    GenAI attributes (system, model, token usage)."""
+    attributes of OpenTelemetry's GenAI semantic conventions (R78): the operation, the
+    provider (``gen_ai.provider.name``, and ``gen_ai.system`` as conventions before it
+    named it), the requested and the answering model, the session as the conversation,
+    the input and output tokens, and the cached, cache-write and reasoning tokens when the
+    provider reports them (non-zero); the cost, which the conventions do not name, as
+    ``luoshod.usage.cost_usd``."""
 
     def __init__(self, inner: Provider, tracer: Tracer) -> None:
         self.inner = inner
@@ -48,8 +53,10 @@ class TracedProvider(Provider):
     async def complete(self, request: ModelRequest) -> ModelResponse:
         attributes = {
             "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.name,
             "gen_ai.system": self.name,
             "gen_ai.request.model": request.model,
+            "gen_ai.conversation.id": request.session_id,
             "luoshod.session_id": request.session_id,
         }
         with self.tracer.start_as_current_span(
@@ -63,8 +70,19 @@ class TracedProvider(Provider):
             except Exception as e:
                 span.set_status(Status(StatusCode.ERROR, type(e).__name__))
                 raise
-            span.set_attribute("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
-            span.set_attribute("gen_ai.usage.output_tokens", response.usage.completion_tokens)
+            usage = response.usage
+            span.set_attribute("gen_ai.response.model", response.model or request.model)
+            span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
+            for name, n in (
+                ("gen_ai.usage.cache_read.input_tokens", usage.cached_input_tokens),
+                ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
+                ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
+            ):
+                if n:
+                    span.set_attribute(name, n)
+            if usage.cost_usd:
+                span.set_attribute("luoshod.usage.cost_usd", usage.cost_usd)
             span.set_attribute("luoshod.tool_calls", len(response.tool_calls))
             return response
 

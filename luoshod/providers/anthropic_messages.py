@@ -193,7 +193,12 @@ def from_message(msg: Any) -> ModelResponse:
     calls = tuple(
         ToolCall(b.id, b.name, json.dumps(b.input)) for b in content if b.type == "tool_use"
     )
-    return ModelResponse(text, calls, _usage(msg.usage) if msg.usage else Usage())
+    return ModelResponse(
+        text,
+        calls,
+        _usage(msg.usage) if msg.usage else Usage(),
+        getattr(msg, "model", "") or "",
+    )
 
 
 async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
@@ -203,11 +208,13 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
     blocks: dict[int, dict[str, Any]] = {}
     usage, completion = Usage(), 0
     stopped = False
+    model = ""
     async for event in stream:
         match event.type:
             case "message_start":
                 usage = _usage(event.message.usage)
                 completion = usage.completion_tokens
+                model = getattr(event.message, "model", "") or ""
             case "content_block_start":
                 cb = event.content_block
                 blocks[event.index] = {
@@ -247,7 +254,7 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
         if b["type"] == "tool_use"
     )
     usage.completion_tokens = completion
-    return ModelResponse(text, calls, usage)
+    return ModelResponse(text, calls, usage, model)
 
 
 __all__ = ["AnthropicProvider"]

@@ -35,6 +35,9 @@ class ModelResponse:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    #: The model that answered, as the provider names it ("" when it does not say):
+    #: traces show it as ``gen_ai.response.model``.
+    model: str = ""
 
 
 class Provider(abc.ABC):

@@ -175,7 +175,9 @@ def from_completion(resp: Any) -> ModelResponse:
         for tc in msg.tool_calls or ()
         if getattr(tc, "function", None) is not None
     )
-    return ModelResponse(msg.content or msg.refusal or "", calls, _usage(resp.usage))
+    return ModelResponse(
+        msg.content or msg.refusal or "", calls, _usage(resp.usage), getattr(resp, "model", "")
+    )
 
 
 async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
@@ -185,7 +187,9 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
     calls: dict[int, dict[str, Any]] = {}
     usage = None
     finished = False
+    model = ""
     async for chunk in stream:
+        model = model or getattr(chunk, "model", "") or ""
         if chunk.usage is not None:
             usage = chunk.usage
         for choice in chunk.choices:
@@ -209,7 +213,7 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
         ToolCall(s["id"], s["name"], raw_arguments("".join(s["args"])))
         for _, s in sorted(calls.items())
     )
-    return ModelResponse("".join(text), tool_calls, _usage(usage))
+    return ModelResponse("".join(text), tool_calls, _usage(usage), model)
 
 
 __all__ = ["OpenAIChatProvider"]

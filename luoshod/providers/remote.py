@@ -122,7 +122,8 @@ class RemoteProvider(Provider):
         usage.model_calls = 1
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
         usage.cost_usd = call_cost(usage, self.config.prices.get(request.model))
-        return ModelResponse(resp.text, unique_call_ids(resp.tool_calls, request.messages), usage)
+        calls = unique_call_ids(resp.tool_calls, request.messages)
+        return ModelResponse(resp.text, calls, usage, resp.model)
 
     def _failure(self, e: Exception) -> Failure | None:
         if isinstance(e, MalformedResponse):

@@ -22,6 +22,12 @@ tool-call ids (``call_<turn>_<n>`` unless given) are stable. Past the end of the
 the model answers "(end of script)" without tools, which ends the run. ``scripted:echo``
 with no script answers with the last user message.
 
+A turn's ``usage`` states what the call reports, as a provider would: ``prompt_tokens``,
+``completion_tokens``, ``total_tokens`` (default: their sum), ``cost_usd``,
+``cached_input_tokens``, ``cache_write_tokens`` and ``reasoning_tokens`` (each 0 when left
+out). Without it the usage is estimated from the text's length (a token per 4 characters),
+with no cost.
+
 ``call_log`` (daemon option) appends one JSON line per model call, so tests can count
 calls across daemon restarts.
 """
@@ -143,6 +149,17 @@ def _response(messages: Any, text: str, calls: tuple[ToolCall, ...]) -> ModelRes
     return ModelResponse(text, calls, Usage(prompt, completion, prompt + completion, 1))
 
 
+_USAGE_KEYS = {
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "cost_usd",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+}
+
+
 def _usage(d: dict[str, Any]) -> Usage:
     u = Usage(
         int(d.get("prompt_tokens", 0)),
@@ -187,8 +204,13 @@ def _check_script(script: Any, model: str) -> None:
                     raise bad(f"turn {n}: arguments of {c['name']!r} are not JSON") from None
         if not isinstance(turn.get("delay_ms", 0), int | float):
             raise bad(f"turn {n}: delay_ms must be a number")
-        if not isinstance(turn.get("usage", {}), dict):
+        usage = turn.get("usage", {})
+        if not isinstance(usage, dict):
             raise bad(f"turn {n}: usage must be an object")
+        if unknown := set(usage) - _USAGE_KEYS:
+            raise bad(f"turn {n}: usage has unknown keys {sorted(unknown)}")
+        if not all(isinstance(v, int | float) and v >= 0 for v in usage.values()):
+            raise bad(f"turn {n}: usage counts must be numbers >= 0")
 
 
 __all__ = ["ScriptedProvider", "END_OF_SCRIPT"]

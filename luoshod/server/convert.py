@@ -98,6 +98,21 @@ def message_from_pb(m: pb.Message) -> Message:
         m.tool_call_id,
         m.tool_name,
         m.is_error,
+        m.model,
+        usage_from_pb(m.usage) if m.HasField("usage") else None,
+    )
+
+
+def usage_from_pb(u: pb.Usage) -> Usage:
+    return Usage(
+        u.prompt_tokens,
+        u.completion_tokens,
+        u.total_tokens,
+        u.model_calls,
+        u.cost_usd,
+        u.cached_input_tokens,
+        u.cache_write_tokens,
+        u.reasoning_tokens,
     )
 
 
@@ -157,19 +172,6 @@ def limits_pb(lim: Limits) -> pb.Limits:
     )
 
 
-def usage_from_pb(u: pb.Usage) -> Usage:
-    return Usage(
-        u.prompt_tokens,
-        u.completion_tokens,
-        u.total_tokens,
-        u.model_calls,
-        u.cost_usd,
-        u.cached_input_tokens,
-        u.cache_write_tokens,
-        u.reasoning_tokens,
-    )
-
-
 # -- proto from domain -----------------------------------------------------------------------
 
 
@@ -185,6 +187,8 @@ def message_pb(m: Message) -> pb.Message:
         tool_call_id=m.tool_call_id,
         tool_name=m.tool_name,
         is_error=m.is_error,
+        model=m.model,
+        usage=usage_pb(m.usage) if m.usage is not None else None,
     )
 
 
@@ -266,14 +270,19 @@ def approval_pb(a: Approval) -> pb.Approval:
 
 
 def history_entry_pb(e: HistoryEntry, *, include_checkpoint: bool) -> pb.HistoryEntry:
+    cp = e.checkpoint
+    turn = next((m for m in reversed(cp.messages) if m.role is Role.ASSISTANT), None)
     return pb.HistoryEntry(
         step=e.step,
         saved_at=timestamp(e.saved_at),
         status=STATUS_TO_PB[e.status],
-        version=e.checkpoint.version,
-        message_count=len(e.checkpoint.messages),
-        checkpoint=checkpoint_pb(e.checkpoint) if include_checkpoint else None,
-        chain=e.checkpoint.chain,
+        version=cp.version,
+        message_count=len(cp.messages),
+        checkpoint=checkpoint_pb(cp) if include_checkpoint else None,
+        model=turn.model if turn is not None else "",
+        usage=usage_pb(turn.usage) if turn is not None and turn.usage is not None else None,
+        total_usage=usage_pb(cp.total_usage),
+        chain=cp.chain,
     )
 
 
@@ -282,6 +291,8 @@ def _steps_pb(steps: list[Step]) -> list[pb.TrajectoryStep]:
         pb.TrajectoryStep(
             index=s.index,
             text=s.text,
+            model=s.model,
+            usage=usage_pb(s.usage) if s.usage is not None else None,
             calls=[
                 pb.TrajectoryCall(
                     tool_call_id=c.id,
@@ -417,6 +428,7 @@ def summary_pb(s: SessionSummary) -> pb.SessionSummary:
         approval_id=s.approval_id,
         updated_at=timestamp(s.updated_at),
         last_drift=_drift_pb(s.last_drift) if s.last_drift else None,
+        total_usage=usage_pb(s.total_usage),
     )
 
 

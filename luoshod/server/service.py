@@ -330,6 +330,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
             checkpoint=convert.checkpoint_pb(cp) if cp is not None else None,
             queue=queue,
             last_model_failure=convert.model_failure_pb(failure) if failure is not None else None,
+            usage_by_model={
+                model: convert.usage_pb(u)
+                for model, u in (cp.usage_by_model() if cp is not None else {}).items()
+            },
         )
 
     @unary
@@ -357,6 +361,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
         prefix = request.session_id_prefix and check_session_id(
             request.session_id_prefix, "session_id_prefix"
         )
+        if request.newest_first and request.costliest_first:
+            raise InvalidArgument(
+                "newest_first and costliest_first are two orders: ask for one",
+                reason="INVALID_REQUEST",
+            )
         total: int | None = None
         try:
             if request.include_total_size:  # one read of the sessions for both
@@ -366,6 +375,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     page_token=request.page_token,
                     prefix=prefix,
                     newest_first=request.newest_first,
+                    costliest_first=request.costliest_first,
                 )
             else:
                 page, token = await self.store.list_sessions(
@@ -374,6 +384,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     page_token=request.page_token,
                     prefix=prefix,
                     newest_first=request.newest_first,
+                    costliest_first=request.costliest_first,
                 )
         except ValueError as e:
             raise InvalidArgument(str(e), reason="INVALID_PAGE_TOKEN") from None

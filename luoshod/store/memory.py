@@ -451,4 +451,5 @@ def _summary(e: _Entry) -> SessionSummary:
         h.approval_id,
         h.updated_at,
         h.last_drift,
+        h.total_usage.copy(),
     )

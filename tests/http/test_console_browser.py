@@ -185,11 +185,11 @@ async def test_sessions_list_filter_and_page(
     rows = b.page.locator("#sessions tbody tr")
     await rows.nth(4).wait_for()
     assert await rows.count() == 5
-    # Model and usage come per row from GetSession.
+    # Usage and cost come with the listing, the model per row from GetSession.
     trip = b.page.locator('#sessions tr[data-session="trip-1"]')
     await b.until(
         '!document.querySelector(\'#sessions tr[data-session="trip-1"] '
-        ".usage').textContent.includes('…')"
+        ".model').textContent.includes('…')"
     )
     assert await trip.locator(".model").inner_text() == "scripted:trip"
     assert "tok" in await trip.locator(".usage").inner_text()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
+from luosho.client import Agent, CheckpointNotFoundError, Client, SubAgent, Tool
 from tests.support.daemon_process import DaemonProcess, db_url
 
 SCRIPT = [
@@ -153,3 +153,59 @@ def test_metrics_are_off_by_default(tmp_path: Path) -> None:
         assert "metrics" not in d.proc.stdout.read()  # type: ignore[union-attr]
     finally:
         d.stop()
+
+
+def test_r78_model_tokens_and_cost_by_model(served: tuple[DaemonProcess, str]) -> None:
+    """Every model call's tokens by model and kind, and its cost by model; a sub-agent's
+    calls under its own model."""
+    daemon, url = served
+    helper = Agent(
+        "scripted:helper",
+        model_settings={
+            "script": [
+                {
+                    "text": "found",
+                    "usage": {"prompt_tokens": 30, "completion_tokens": 3, "cost_usd": 0.125},
+                }
+            ]
+        },
+    )
+    lead_script = [
+        {
+            "tool_calls": [{"name": "task", "arguments": {"agent": "helper", "prompt": "look"}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.5},
+        },
+        {
+            "text": "done",
+            "usage": {
+                "prompt_tokens": 200,
+                "completion_tokens": 20,
+                "cost_usd": 0.25,
+                "cached_input_tokens": 150,
+                "cache_write_tokens": 50,
+                "reasoning_tokens": 12,
+            },
+        },
+    ]
+    with Client(daemon.address) as client:
+        done = client.execute(
+            "m-usage",
+            "go",
+            agent=Agent(
+                "scripted:lead",
+                model_settings={"script": lead_script},
+                subagents=[SubAgent("helper", "finds", helper)],
+            ),
+        ).result()
+        assert done.final_text == "done"
+    after = scrape(url)
+    tokens = "luoshod_model_tokens_total"
+    assert {
+        kind: value(after, tokens, model="scripted:lead", kind=kind)
+        for kind in ("input", "output", "cached_input", "cache_write", "reasoning")
+    } == {"input": 300, "output": 30, "cached_input": 150, "cache_write": 50, "reasoning": 12}
+    assert value(after, tokens, model="scripted:helper", kind="input") == 30
+    assert value(after, tokens, model="scripted:helper", kind="output") == 3
+    cost = "luoshod_model_cost_usd_total"
+    assert value(after, cost, model="scripted:lead") == 0.75
+    assert value(after, cost, model="scripted:helper") == 0.125

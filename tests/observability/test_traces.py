@@ -129,3 +129,60 @@ def test_rpc_and_model_call_spans_reach_the_receiver(receiver: Receiver) -> None
         and missing.status.message == "NOT_FOUND"
     )
     assert attrs(missing)["rpc.grpc.status_code"] == 5
+
+
+def test_r78_model_call_spans_carry_the_genai_usage_attributes(receiver: Receiver) -> None:
+    script = [
+        {
+            "text": "metered",
+            "usage": {
+                "prompt_tokens": 120,
+                "completion_tokens": 30,
+                "cached_input_tokens": 100,
+                "cache_write_tokens": 20,
+                "reasoning_tokens": 12,
+                "cost_usd": 0.375,
+            },
+        },
+    ]
+    d = DaemonProcess("--store", "memory://", "--otel-endpoint", receiver.endpoint).start()
+    try:
+        with Client(d.address) as client:
+            agent = Agent("scripted:priced", model_settings={"script": script})
+            assert client.execute("tr-u", "go", agent=agent).result().final_text == "metered"
+        assert d.terminate() == 0
+    finally:
+        d.stop()
+    (call,) = [span for _, span in receiver.spans if span.name == "chat priced"]
+    a = attrs(call)
+    assert {k: v for k, v in a.items() if k.startswith("gen_ai.")} == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "scripted",
+        "gen_ai.system": "scripted",
+        "gen_ai.request.model": "priced",
+        "gen_ai.response.model": "priced",  # the scripted model names none of its own
+        "gen_ai.conversation.id": "tr-u",
+        "gen_ai.usage.input_tokens": 120,
+        "gen_ai.usage.output_tokens": 30,
+        "gen_ai.usage.cache_read.input_tokens": 100,
+        "gen_ai.usage.cache_creation.input_tokens": 20,
+        "gen_ai.usage.reasoning.output_tokens": 12,
+    }
+    assert a["luoshod.usage.cost_usd"] == 0.375
+
+
+def test_r78_a_call_without_cache_or_reasoning_leaves_their_attributes_out(
+    receiver: Receiver,
+) -> None:
+    d = DaemonProcess("--store", "memory://", "--otel-endpoint", receiver.endpoint).start()
+    try:
+        with Client(d.address) as client:
+            agent = Agent("scripted:plain", model_settings={"script": [{"text": "hi"}]})
+            client.execute("tr-p", "go", agent=agent).result()
+        assert d.terminate() == 0
+    finally:
+        d.stop()
+    (call,) = [span for _, span in receiver.spans if span.name == "chat plain"]
+    a = attrs(call)
+    assert a["gen_ai.usage.output_tokens"] > 0  # type: ignore[operator]
+    assert not {k for k in a if "cache" in k or "reasoning" in k or "cost" in k}

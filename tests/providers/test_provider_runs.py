@@ -168,6 +168,16 @@ async def test_usage_and_cost_per_run_and_per_session(fake: FakeServer, llm: Har
         cp.total_usage.model_calls,
     ) == (60, 17, 4)
     assert cp.total_usage.cost_usd == pytest.approx(cost(60, 17))
+    # R78: each turn records the model that produced it and that call's usage and cost.
+    said = [m for m in cp.messages if m.role == pb.ROLE_ASSISTANT]
+    assert {m.model for m in said} == {llm_agent().model}
+    assert [(m.usage.prompt_tokens, m.usage.completion_tokens) for m in said] == [
+        (11, 7),
+        (13, 5),
+        (17, 3),
+        (19, 2),
+    ]
+    assert said[0].usage.cost_usd == pytest.approx(cost(11, 7))
 
 
 async def test_no_price_for_the_model_means_no_cost(

@@ -8,13 +8,23 @@ import contextlib
 import json
 import struct
 from dataclasses import replace
+from typing import cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from luosho.v1 import agent_pb2 as pb
-from luoshod.domain import AgentSpec, Checkpoint, Message, Role, StoredEvent, ToolCall, ToolSpec
+from luoshod.domain import (
+    AgentSpec,
+    Checkpoint,
+    Message,
+    Role,
+    StoredEvent,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from luoshod.errors import NEWER_LUOSHOD, InvalidArgument, LeaseLost, StoreError
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
@@ -39,17 +49,44 @@ short = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=200
 tool_calls = st.builds(ToolCall, short, short, text)
 
 
+counts = st.integers(0, 2**40)
+usages = st.builds(
+    Usage,
+    counts,
+    counts,
+    counts,
+    st.integers(0, 3),
+    st.floats(0, 1e6, allow_nan=False),
+    counts,
+    counts,
+    counts,
+)
+
+
 @st.composite
 def messages(draw: st.DrawFn) -> Message:
     role = draw(st.sampled_from(list(Role)))
     calls = tuple(draw(st.lists(tool_calls, max_size=3))) if role is Role.ASSISTANT else ()
-    return Message(role, draw(text), calls, draw(short), draw(short), draw(st.booleans()))
+    model, usage = "", None
+    if role is Role.ASSISTANT:  # a turn records its model and usage, or (saved before) not
+        model = draw(st.sampled_from(["", "scripted:demo", "openai:gpt-4o-mini ✓"]))
+        usage = draw(st.none() | usages)
+    return Message(
+        role, draw(text), calls, draw(short), draw(short), draw(st.booleans()), model, usage
+    )
+
+
+def whole(transcript: list[Message]) -> list[tuple[Message, str, Usage | None]]:
+    """Messages with what their equality leaves out: an assistant turn's model and usage."""
+    return [(m, m.model, m.usage) for m in transcript]
 
 
 @PROPERTIES
 @given(st.lists(messages(), max_size=6))
 def test_codec_round_trips_any_transcript(transcript: list[Message]) -> None:
-    assert decode_messages(encode_messages(transcript)) == transcript
+    decoded = decode_messages(encode_messages(transcript))
+    assert all(isinstance(m, Message) for m in decoded)
+    assert whole(cast(list[Message], decoded)) == whole(transcript)
     # A stream is its messages' encodings one after the other: a save appends only new ones.
     assert encode_messages(transcript) == b"".join(encode_message(m) for m in transcript)
 
@@ -97,6 +134,17 @@ def test_codec_reads_messages_written_before_the_format_version(
     assert decode_messages(stream) == old
     assert decode_messages(stream + encode_messages(new)) == old + new
     assert all(b[0] >> 4 == FORMAT_VERSION for b in map(encode_message, new))
+
+
+@PROPERTIES
+@given(st.lists(messages(), max_size=6))
+def test_codec_reads_format_4_records_beside_turns_with_usage(new: list[Message]) -> None:
+    # Records of format 4 (no model or usage: their is_error byte is 0 or 1) read as they
+    # are, in a log that goes on with turns that carry them.
+    old = [replace(m, model="", usage=None) for m in new]
+    stream = b"".join(bytes((4 << 4 | b[0] & 0x0F,)) + b[1:] for b in map(encode_message, old))
+    decoded = decode_messages(stream + encode_messages(new))
+    assert whole(cast(list[Message], decoded)) == whole(old) + whole(new)
 
 
 def test_codec_refuses_a_message_of_a_newer_format_naming_both_versions() -> None:
@@ -209,9 +257,8 @@ def test_history_offset_of_any_text_is_an_offset_or_invalid_argument(token: str)
 def test_message_proto_round_trip(message: Message) -> None:
     """Exact, but for a tool call without arguments, which reads back as ``{}``."""
     calls = tuple(ToolCall(c.id, c.name, c.arguments_json or "{}") for c in message.tool_calls)
-    assert convert.message_from_pb(convert.message_pb(message)) == replace(
-        message, tool_calls=calls
-    )
+    back = convert.message_from_pb(convert.message_pb(message))
+    assert whole([back]) == whole([replace(message, tool_calls=calls)])
 
 
 def test_codec_fields_beyond_16_bits_fail_loudly() -> None:

@@ -171,6 +171,8 @@ const (
 	// A cost limit on an agent whose model has no price (neither reported by its provider
 	// nor in the daemon's price table).
 	ErrorReason_ERROR_REASON_COST_LIMIT_WITHOUT_PRICE ErrorReason = 126
+	// INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+	ErrorReason_ERROR_REASON_INVALID_COSTLIEST_FIRST ErrorReason = 130
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
 )
@@ -267,6 +269,7 @@ var (
 		121: "ERROR_REASON_INVALID_RECONCILE_OUTCOME",
 		125: "ERROR_REASON_INVALID_LIMITS",
 		126: "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE",
+		130: "ERROR_REASON_INVALID_COSTLIEST_FIRST",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
 	}
 	ErrorReason_value = map[string]int32{
@@ -359,6 +362,7 @@ var (
 		"ERROR_REASON_INVALID_RECONCILE_OUTCOME":     121,
 		"ERROR_REASON_INVALID_LIMITS":                125,
 		"ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":      126,
+		"ERROR_REASON_INVALID_COSTLIEST_FIRST":       130,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
 	}
 )
@@ -2793,6 +2797,13 @@ type HistoryEntry struct {
 	MessageCount int32                  `protobuf:"varint,5,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
 	// Set when HistoryRequest.include_checkpoint.
 	Checkpoint *Checkpoint `protobuf:"bytes,6,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// The entry's step's assistant turn (the checkpoint's last one): the model that produced
+	// it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+	// saved before they were recorded.
+	Model string `protobuf:"bytes,7,opt,name=model,proto3" json:"model,omitempty"`
+	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Usage over the session's whole life at this save (the checkpoint's total_usage).
+	TotalUsage *Usage `protobuf:"bytes,9,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
 	// This save's link of the session's hash chain (R91): hex SHA-256 over the previous
 	// save's link and what this save wrote. Empty for a save recorded without one.
 	// `luoshod store verify` recomputes it.
@@ -2869,6 +2880,27 @@ func (x *HistoryEntry) GetMessageCount() int32 {
 func (x *HistoryEntry) GetCheckpoint() *Checkpoint {
 	if x != nil {
 		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetTotalUsage() *Usage {
+	if x != nil {
+		return x.TotalUsage
 	}
 	return nil
 }
@@ -5373,8 +5405,13 @@ type GetSessionResponse struct {
 	// session succeeds. Kept by the daemon that made the call (not in the store): another
 	// daemon sharing the store, or this one restarted, does not know it.
 	LastModelFailure *ModelFailure `protobuf:"bytes,3,opt,name=last_model_failure,json=lastModelFailure,proto3" json:"last_model_failure,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The usage of the session's turns by the model that produced them ("provider:model"):
+	// the transcript's turns and its sub-agents' (the unfinished ones and the session's
+	// tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+	// total_usage counts them.
+	UsageByModel  map[string]*Usage `protobuf:"bytes,4,rep,name=usage_by_model,json=usageByModel,proto3" json:"usage_by_model,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
@@ -5424,6 +5461,13 @@ func (x *GetSessionResponse) GetQueue() []*QueuedInput {
 func (x *GetSessionResponse) GetLastModelFailure() *ModelFailure {
 	if x != nil {
 		return x.LastModelFailure
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetUsageByModel() map[string]*Usage {
+	if x != nil {
+		return x.UsageByModel
 	}
 	return nil
 }
@@ -5535,8 +5579,12 @@ type ListSessionsRequest struct {
 	// Also count the sessions listed (with status and session_id_prefix): total_size. A
 	// scan of them on every call that asks.
 	IncludeTotalSize bool `protobuf:"varint,6,opt,name=include_total_size,json=includeTotalSize,proto3" json:"include_total_size,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+	// first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+	// newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+	CostliestFirst bool `protobuf:"varint,7,opt,name=costliest_first,json=costliestFirst,proto3" json:"costliest_first,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
@@ -5607,6 +5655,13 @@ func (x *ListSessionsRequest) GetNewestFirst() bool {
 func (x *ListSessionsRequest) GetIncludeTotalSize() bool {
 	if x != nil {
 		return x.IncludeTotalSize
+	}
+	return false
+}
+
+func (x *ListSessionsRequest) GetCostliestFirst() bool {
+	if x != nil {
+		return x.CostliestFirst
 	}
 	return false
 }
@@ -6475,9 +6530,13 @@ func (x *CompareRequest) GetSessionIdB() string {
 type TrajectoryStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
-	Index         int32             `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Text          string            `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	Calls         []*TrajectoryCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	Index int32             `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Text  string            `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Calls []*TrajectoryCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	// The model that produced the step's turn and that call's usage (empty and unset for a
+	// turn saved before they were recorded).
+	Model         string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	Usage         *Usage `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6529,6 +6588,20 @@ func (x *TrajectoryStep) GetText() string {
 func (x *TrajectoryStep) GetCalls() []*TrajectoryCall {
 	if x != nil {
 		return x.Calls
+	}
+	return nil
+}
+
+func (x *TrajectoryStep) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *TrajectoryStep) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
 	}
 	return nil
 }
@@ -7414,7 +7487,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
-	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x9a\x02\n" +
+	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x8b\x03\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -7424,6 +7497,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x06 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
 	"checkpoint\x12\x14\n" +
+	"\x05model\x18\a \x01(\tR\x05model\x12&\n" +
+	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x121\n" +
+	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
+	"totalUsage\x12\x14\n" +
 	"\x05chain\x18\n" +
 	" \x01(\tR\x05chain\"\xab\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
@@ -7649,13 +7726,17 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\xc0\x01\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xea\x02\n" +
 	"\x12GetSessionResponse\x125\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
 	"checkpoint\x12,\n" +
 	"\x05queue\x18\x02 \x03(\v2\x16.luosho.v1.QueuedInputR\x05queue\x12E\n" +
-	"\x12last_model_failure\x18\x03 \x01(\v2\x17.luosho.v1.ModelFailureR\x10lastModelFailure\"\xdb\x02\n" +
+	"\x12last_model_failure\x18\x03 \x01(\v2\x17.luosho.v1.ModelFailureR\x10lastModelFailure\x12U\n" +
+	"\x0eusage_by_model\x18\x04 \x03(\v2/.luosho.v1.GetSessionResponse.UsageByModelEntryR\fusageByModel\x1aQ\n" +
+	"\x11UsageByModelEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12&\n" +
+	"\x05value\x18\x02 \x01(\v2\x10.luosho.v1.UsageR\x05value:\x028\x01\"\xdb\x02\n" +
 	"\fModelFailure\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +
@@ -7665,7 +7746,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x10retry_not_before\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0eretryNotBefore\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x83\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x02\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -7673,7 +7754,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12*\n" +
 	"\x11session_id_prefix\x18\x04 \x01(\tR\x0fsessionIdPrefix\x12!\n" +
 	"\fnewest_first\x18\x05 \x01(\bR\vnewestFirst\x12,\n" +
-	"\x12include_total_size\x18\x06 \x01(\bR\x10includeTotalSize\"\xa8\x01\n" +
+	"\x12include_total_size\x18\x06 \x01(\bR\x10includeTotalSize\x12'\n" +
+	"\x0fcostliest_first\x18\a \x01(\bR\x0ecostliestFirst\"\xa8\x01\n" +
 	"\x14ListSessionsResponse\x125\n" +
 	"\bsessions\x18\x01 \x03(\v2\x19.luosho.v1.SessionSummaryR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\"\n" +
@@ -7749,11 +7831,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\fsession_id_a\x18\x01 \x01(\tR\n" +
 	"sessionIdA\x12 \n" +
 	"\fsession_id_b\x18\x02 \x01(\tR\n" +
-	"sessionIdB\"k\n" +
+	"sessionIdB\"\xa9\x01\n" +
 	"\x0eTrajectoryStep\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12/\n" +
-	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\"\xa3\x02\n" +
+	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12&\n" +
+	"\x05usage\x18\x05 \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xa3\x02\n" +
 	"\x0eTrajectoryCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -7816,7 +7900,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xfe\x19\n" +
+	"\x11_destructive_hint*\xa9\x1a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7908,6 +7992,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"&ERROR_REASON_INVALID_RECONCILE_OUTCOME\x10y\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_LIMITS\x10}\x12)\n" +
 	"%ERROR_REASON_COST_LIMIT_WITHOUT_PRICE\x10~\x12)\n" +
+	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01\x12)\n" +
 	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
@@ -8009,7 +8094,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -8104,8 +8189,9 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*McpTool)(nil),                  // 90: luosho.v1.McpTool
 	nil,                              // 91: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
 	nil,                              // 92: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 93: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 94: google.protobuf.Timestamp
+	nil,                              // 93: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 94: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 95: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	14,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -8132,7 +8218,7 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	27,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	26,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	94,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	95,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	15,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	25,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
 	46,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
@@ -8141,131 +8227,136 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	24,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
 	92,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
 	29,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	94,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	94,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	95,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	95,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
 	24,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
 	25,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
 	27,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	23,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
 	23,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
 	27,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	94,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	94,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	94,  // 43: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	95,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	95,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	95,  // 43: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	3,   // 44: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
 	28,  // 45: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	3,   // 46: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 47: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	94,  // 48: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	46,  // 49: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	25,  // 50: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	94,  // 51: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	34,  // 52: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	36,  // 53: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	37,  // 54: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	38,  // 55: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	43,  // 56: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	44,  // 57: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	49,  // 58: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	46,  // 59: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	45,  // 60: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	47,  // 61: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	40,  // 62: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	52,  // 63: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	35,  // 64: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	48,  // 65: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	39,  // 66: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	41,  // 67: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	42,  // 68: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	19,  // 69: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 70: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	27,  // 71: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 72: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	25,  // 73: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	23,  // 74: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	9,   // 75: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	8,   // 76: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	23,  // 77: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	30,  // 78: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	25,  // 79: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 80: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 81: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	25,  // 82: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	24,  // 83: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	15,  // 84: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	10,  // 85: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	24,  // 86: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	10,  // 87: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	94,  // 88: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	33,  // 89: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	15,  // 90: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 91: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	8,   // 92: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	11,  // 93: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	28,  // 94: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	51,  // 95: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	64,  // 96: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	93,  // 97: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	94,  // 98: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	94,  // 99: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 100: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	32,  // 101: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	15,  // 102: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 103: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	30,  // 104: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	31,  // 105: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	24,  // 106: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	76,  // 107: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	75,  // 108: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	28,  // 109: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	81,  // 110: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	80,  // 111: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	82,  // 112: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 113: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 114: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	80,  // 115: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	80,  // 116: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	83,  // 117: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	33,  // 118: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	89,  // 119: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	12,  // 120: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	13,  // 121: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	90,  // 122: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	50,  // 123: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	56,  // 124: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	58,  // 125: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	60,  // 126: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	62,  // 127: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	65,  // 128: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	67,  // 129: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	69,  // 130: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	71,  // 131: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	73,  // 132: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	77,  // 133: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	79,  // 134: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	85,  // 135: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	87,  // 136: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	53,  // 137: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	55,  // 138: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	57,  // 139: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	59,  // 140: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	61,  // 141: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	63,  // 142: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	66,  // 143: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	68,  // 144: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	70,  // 145: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	72,  // 146: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	74,  // 147: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	78,  // 148: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	84,  // 149: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	86,  // 150: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	88,  // 151: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	54,  // 152: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	138, // [138:153] is the sub-list for method output_type
-	123, // [123:138] is the sub-list for method input_type
-	123, // [123:123] is the sub-list for extension type_name
-	123, // [123:123] is the sub-list for extension extendee
-	0,   // [0:123] is the sub-list for field type_name
+	25,  // 46: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	25,  // 47: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 48: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 49: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	95,  // 50: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	46,  // 51: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	25,  // 52: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	95,  // 53: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	34,  // 54: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	36,  // 55: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	37,  // 56: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	38,  // 57: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	43,  // 58: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	44,  // 59: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	49,  // 60: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	46,  // 61: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	45,  // 62: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	47,  // 63: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	40,  // 64: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	52,  // 65: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	35,  // 66: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	48,  // 67: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	39,  // 68: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	41,  // 69: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	42,  // 70: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	19,  // 71: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 72: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	27,  // 73: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	24,  // 74: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	25,  // 75: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	23,  // 76: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	9,   // 77: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	8,   // 78: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	23,  // 79: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	30,  // 80: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	25,  // 81: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 82: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 83: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	25,  // 84: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	24,  // 85: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	15,  // 86: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	10,  // 87: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	24,  // 88: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	10,  // 89: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	95,  // 90: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	33,  // 91: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	15,  // 92: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 93: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	8,   // 94: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	11,  // 95: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	28,  // 96: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	51,  // 97: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	64,  // 98: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	93,  // 99: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	94,  // 100: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	95,  // 101: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	95,  // 102: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 103: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	32,  // 104: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	15,  // 105: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 106: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	30,  // 107: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	31,  // 108: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	24,  // 109: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	76,  // 110: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	75,  // 111: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	28,  // 112: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	81,  // 113: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	25,  // 114: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	80,  // 115: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	82,  // 116: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 117: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 118: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	80,  // 119: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	80,  // 120: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	83,  // 121: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	33,  // 122: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	89,  // 123: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	12,  // 124: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	13,  // 125: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	90,  // 126: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	25,  // 127: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	50,  // 128: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	56,  // 129: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	58,  // 130: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	60,  // 131: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	62,  // 132: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	65,  // 133: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	67,  // 134: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	69,  // 135: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	71,  // 136: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	73,  // 137: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	77,  // 138: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	79,  // 139: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	85,  // 140: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	87,  // 141: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	53,  // 142: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	55,  // 143: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	57,  // 144: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	59,  // 145: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	61,  // 146: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	63,  // 147: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	66,  // 148: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	68,  // 149: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	70,  // 150: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	72,  // 151: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	74,  // 152: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	78,  // 153: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	84,  // 154: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	86,  // 155: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	88,  // 156: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	54,  // 157: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	143, // [143:158] is the sub-list for method output_type
+	128, // [128:143] is the sub-list for method input_type
+	128, // [128:128] is the sub-list for extension type_name
+	128, // [128:128] is the sub-list for extension extendee
+	0,   // [0:128] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8309,7 +8400,7 @@ func file_luosho_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   80,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

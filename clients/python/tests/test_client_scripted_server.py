@@ -32,12 +32,14 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 from luosho.client import (
+    BudgetExceeded,
     Client,
     LeaseLostError,
     LuoshoError,
     ProviderError,
     RetryPolicy,
     ShuttingDownError,
+    Usage,
 )
 from luosho.v1 import agent_pb2 as pb
 
@@ -381,3 +383,64 @@ def test_shutting_down_without_retries_is_raised_typed(channel: grpc_testing.Cha
     with pytest.raises(ShuttingDownError) as err:
         reader.result()
     assert err.value.message == "the daemon is draining" and reader.run.attempts == 1
+
+
+def test_a_run_a_limit_stopped_gives_its_typed_finish_reason_and_budget_exceeded(
+    channel: grpc_testing.Channel,
+) -> None:
+    client = Client(channel=channel, retry=RETRY)
+    reader = Reader(client.execute("s", "hi", agent=AGENT))
+    _, _, rpc = take_execute(channel)
+    tripped = pb.BudgetExceeded(
+        scope="ancestor",
+        limit="cost_usd",
+        value=1.0,
+        used=0.75,
+        worst_case=0.5,
+        usage=pb.Usage(prompt_tokens=900, completion_tokens=40, cost_usd=0.75, reasoning_tokens=9),
+        path=["researcher"],
+    )
+    for response in (
+        event(1, "run.start"),
+        event(2, "budget.exceeded", budget_exceeded=tripped),
+        event(
+            3,
+            "run.done",
+            run_done=pb.RunDone(
+                finish_reason=pb.FINISH_REASON_BUDGET_EXCEEDED,
+                status=pb.CHECKPOINT_STATUS_IN_PROGRESS,
+                usage=pb.Usage(cost_usd=0.75, cached_input_tokens=300),
+            ),
+        ),
+    ):
+        rpc.send_response(response)
+    rpc.terminate((), grpc.StatusCode.OK, "")
+    outcome = reader.result()
+    assert (outcome.finish_reason, outcome.status) == ("budget_exceeded", "in_progress")
+    assert outcome.usage.cached_input_tokens == 300
+    assert outcome.budget_exceeded == BudgetExceeded(
+        scope="ancestor",
+        limit="cost_usd",
+        value=1.0,
+        used=0.75,
+        worst_case=0.5,
+        usage=Usage(prompt_tokens=900, completion_tokens=40, cost_usd=0.75, reasoning_tokens=9),
+        path=("researcher",),
+    )
+    assert [e.type for e in outcome.events] == ["run.start", "budget.exceeded", "run.done"]
+
+
+def test_a_run_past_its_deadline_gives_deadline_exceeded(channel: grpc_testing.Channel) -> None:
+    client = Client(channel=channel, retry=RETRY)
+    reader = Reader(client.execute("s", "hi", agent=AGENT))
+    _, _, rpc = take_execute(channel)
+    tripped = pb.BudgetExceeded(scope="run", limit="wall_clock_ms", value=60000, used=60250)
+    rpc.send_response(event(1, "budget.exceeded", budget_exceeded=tripped))
+    rpc.send_response(
+        event(2, "run.done", run_done=pb.RunDone(finish_reason=pb.FINISH_REASON_DEADLINE_EXCEEDED))
+    )
+    rpc.terminate((), grpc.StatusCode.OK, "")
+    outcome = reader.result()
+    assert outcome.finish_reason == "deadline_exceeded"
+    assert outcome.budget_exceeded is not None
+    assert (outcome.budget_exceeded.limit, outcome.budget_exceeded.used) == ("wall_clock_ms", 60250)

@@ -25,6 +25,7 @@ import {
   type SubmitToolResultResponse,
   type AgentSpec,
   type Approval,
+  type BudgetExceeded,
   type Checkpoint,
   CheckpointStatus,
   type CompareResponse,
@@ -45,6 +46,7 @@ import {
   SubmitOutcome,
   ReconcileOutcome,
   type SubAgentTag,
+  type Usage,
   WatchRequest,
 } from "./gen/luosho/v1/agent.js";
 import { IncompleteRunError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
@@ -316,7 +318,7 @@ async function runTool(tools: Tools, sessionId: string, event: Event): Promise<T
 
 // ---- results ---------------------------------------------------------------------------
 
-export type FinishReasonName = "" | "stop" | "max_steps" | "aborted" | "awaiting_approval";
+export type FinishReasonName = "" | "stop" | "max_steps" | "aborted" | "awaiting_approval" | "budget_exceeded" | "deadline_exceeded";
 export type StatusName = "" | "in_progress" | "awaiting_approval" | "finished";
 
 export function finishReasonName(value: FinishReason): FinishReasonName {
@@ -325,6 +327,8 @@ export function finishReasonName(value: FinishReason): FinishReasonName {
     [FinishReason.FINISH_REASON_MAX_STEPS]: "max_steps",
     [FinishReason.FINISH_REASON_ABORTED]: "aborted",
     [FinishReason.FINISH_REASON_AWAITING_APPROVAL]: "awaiting_approval",
+    [FinishReason.FINISH_REASON_BUDGET_EXCEEDED]: "budget_exceeded",
+    [FinishReason.FINISH_REASON_DEADLINE_EXCEEDED]: "deadline_exceeded",
   };
   return names[value] ?? "";
 }
@@ -353,7 +357,7 @@ export interface RunResult {
   status: StatusName;
   finalText: string;
   stepIndex: number;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number; modelCalls: number; costUsd: number };
+  usage: Usage;
   approvalId: string;
   /** The pending approval (gated call, remaining calls) when the run paused on one. */
   approval?: Approval;
@@ -363,10 +367,19 @@ export interface RunResult {
   events: Event[];
   /** Streams it took: 1 unless the client retried (R75). */
   attempts: number;
+  /**
+   * What tripped when a limit stopped the run (finishReason "budget_exceeded" or
+   * "deadline_exceeded"): the run's budget.exceeded event — scope, limit, value, used,
+   * worstCase, usage, path.
+   */
+  budgetExceeded?: BudgetExceeded;
 }
 
 function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boolean, attempts: number): RunResult {
-  const usage0 = { promptTokens: 0, completionTokens: 0, totalTokens: 0, modelCalls: 0, costUsd: 0 };
+  const usage0: Usage = {
+    promptTokens: 0, completionTokens: 0, totalTokens: 0, modelCalls: 0, costUsd: 0,
+    cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0,
+  };
   if (events.length === 0 && emptyMeansFinished) {
     return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts };
   }
@@ -376,6 +389,7 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
   }
   const done = last.runDone!;
   const requested = [...events].reverse().find((e) => e.approvalRequested)?.approvalRequested?.approval;
+  const tripped = [...events].reverse().find((e) => e.budgetExceeded)?.budgetExceeded;
   return {
     sessionId: last.sessionId || sessionId,
     ran: true,
@@ -390,6 +404,7 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     runId: last.runId,
     events,
     attempts,
+    ...(tripped ? { budgetExceeded: tripped } : {}),
   };
 }
 

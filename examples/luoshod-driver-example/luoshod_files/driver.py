@@ -204,6 +204,7 @@ class FilesStore(Store):
                     cp.approval_id,
                     cp.updated_at,
                     cp.last_drift,
+                    cp.total_usage,
                 )
             )
         return found

@@ -68,7 +68,9 @@ def sessions_list(d: Daemon, args: argparse.Namespace) -> int:
     wanted = _statuses(args.status)
     # One status is filtered by the daemon; several are filtered here.
     query = next(iter(wanted)) if len(wanted) == 1 else None
-    listed = d.client.list_sessions(query, page_size=PAGE_SIZE, prefix=args.prefix or "")
+    listed = d.client.list_sessions(
+        query, page_size=PAGE_SIZE, prefix=args.prefix or "", costliest_first=args.by_cost
+    )
     rows = [s for s in listed if not wanted or s.status in wanted]
     return _listing(
         args, rows[: args.limit] if args.limit else rows, render.session_rows, "no sessions"
@@ -87,10 +89,12 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
                 "history": [render.as_dict(e) for e in history],
                 "queue": [render.as_dict(q) for q in queue],
                 "last_model_failure": render.as_dict(failure) if failure is not None else None,
+                "usage_by_model": {m: render.as_dict(u) for m, u in got.usage_by_model.items()},
             }
         )
     else:
-        print(render.session_text(cp, history, None if args.full else render.CLIP))
+        clip = None if args.full else render.CLIP
+        print(render.session_text(cp, history, clip, by_model=got.usage_by_model))
         if failure is not None:
             print(failure_text(failure))
         if queue:
@@ -497,11 +501,16 @@ def add_command(
             "every session, following every page",
             "luoshod sessions list\n  luoshod sessions list --status in-progress --status "
             "awaiting-approval --json\n"
-            "  luoshod sessions list --prefix trip-",
+            "  luoshod sessions list --prefix trip-\n  luoshod sessions list --by-cost --limit 10",
         )
         p.add_argument("--status", help="only this status (repeatable)", **statuses)
         p.add_argument("--prefix", help="only the sessions whose id starts with this")
         p.add_argument("--limit", type=int, default=0, help="at most this many rows")
+        p.add_argument(
+            "--by-cost",
+            action="store_true",
+            help="the costliest sessions first (their whole life's cost), not by id",
+        )
         p = command(
             ss,
             "show",

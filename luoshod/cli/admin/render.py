@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC
 from typing import Any
 
@@ -89,7 +89,17 @@ def emit(data: object) -> None:
 
 def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
     return table(
-        ("SESSION", "STATUS", "FINISH", "STEP", "MSGS", "UPDATED (UTC)", "APPROVAL"),
+        (
+            "SESSION",
+            "STATUS",
+            "FINISH",
+            "STEP",
+            "MSGS",
+            "TOKENS",
+            "COST",
+            "UPDATED (UTC)",
+            "APPROVAL",
+        ),
         (
             (
                 s.session_id,
@@ -97,6 +107,8 @@ def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
                 finish_label(s.finish_reason) or "-",
                 s.step_index,
                 s.message_count,
+                s.total_usage.total_tokens,
+                cost(s.total_usage),
                 timestamp(s.updated_at),
                 s.approval_id or "-",
             )
@@ -141,11 +153,39 @@ def _in_subagent(a: pb.Approval) -> str:
 # -- one session -------------------------------------------------------------------------------
 
 
+def cost(u: pb.Usage) -> str:
+    """``$0.0125``, or ``-`` when the usage has no known cost."""
+    return f"${u.cost_usd:.4f}" if u.cost_usd else "-"
+
+
+def _parts(u: pb.Usage) -> str:
+    """The counts of the cache and of reasoning, where the provider reported them."""
+    parts = [
+        f"{n} {what}"
+        for n, what in (
+            (u.cached_input_tokens, "cached"),
+            (u.cache_write_tokens, "cache write"),
+            (u.reasoning_tokens, "reasoning"),
+        )
+        if n
+    ]
+    return f"; {', '.join(parts)}" if parts else ""
+
+
 def usage_line(u: pb.Usage) -> str:
     text = (
-        f"{u.total_tokens} tokens ({u.prompt_tokens} prompt + {u.completion_tokens} completion), "
-        f"{u.model_calls} model call{'s' if u.model_calls != 1 else ''}"
+        f"{u.total_tokens} tokens ({u.prompt_tokens} prompt + {u.completion_tokens} completion"
+        f"{_parts(u)}), {u.model_calls} model call{'s' if u.model_calls != 1 else ''}"
     )
+    return text + (f", ${u.cost_usd:.4f}" if u.cost_usd else "")
+
+
+def turn_line(m: pb.Message) -> str:
+    """An assistant turn's model and usage (R78), or "" for a turn saved without them."""
+    if not m.model and not m.HasField("usage"):
+        return ""
+    u = m.usage
+    text = f"{m.model or '?'}: {u.prompt_tokens} in + {u.completion_tokens} out{_parts(u)}"
     return text + (f", ${u.cost_usd:.4f}" if u.cost_usd else "")
 
 
@@ -160,6 +200,8 @@ def message_lines(n: int, m: pb.Message, width: int | None) -> list[str]:
     for k, c in enumerate(m.tool_calls):
         prefix = head if k == 0 and not lines else " " * len(head)
         lines.append(f"{prefix} → {c.name} [{c.id}] {clip(c.arguments_json or '{}', width)}")
+    if turn := turn_line(m):
+        lines.append(f"{' ' * len(head)} ({turn})")
     return lines
 
 
@@ -194,7 +236,10 @@ def _gist(m: pb.Message) -> str:
 
 
 def session_text(
-    cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: int | None = CLIP
+    cp: pb.Checkpoint,
+    history: Sequence[pb.HistoryEntry],
+    width: int | None = CLIP,
+    by_model: Mapping[str, pb.Usage] | None = None,
 ) -> str:
     status = status_label(cp.status)
     if cp.finish_reason:
@@ -208,6 +253,10 @@ def session_text(
         f"usage     this run: {usage_line(cp.usage)}",
         f"          session:  {usage_line(cp.total_usage)}",
     ]
+    if cp.delegated_usage.model_calls:
+        lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
+    for model, u in sorted((by_model or {}).items(), key=lambda kv: (-kv[1].cost_usd, kv[0])):
+        lines.append(f"          by model {model or '?'}: {usage_line(u)}")
     if cp.approval_id:
         lines.append(
             f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject "
@@ -244,8 +293,6 @@ def session_text(
                 for n, m in enumerate(t.messages)
                 for line in message_lines(n, m, width)
             ]
-    if cp.delegated_usage.model_calls:
-        lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
     waiting = [r for r in cp.tool_calls if not r.HasField("result_json")]
     if waiting:
         lines += ["", "Tool calls without a result (run again on resume)"]

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from luoshod.domain import Drift, Status
+from luoshod.domain import Checkpoint, Drift, Message, Role, Status, Usage
 from luoshod.store import Store
 from luoshod.store.kit import encode_page_token
 
@@ -139,3 +139,45 @@ async def test_list_sessions_newest_first_pages_by_update_then_id_and_counts(dri
     _, by_id = await driver.list_sessions(status=None, page_size=1, page_token="")
     with pytest.raises(ValueError, match="malformed page token"):
         await driver.list_sessions(status=None, page_size=1, page_token=by_id, newest_first=True)
+
+
+async def _costliest_first(store: Store, *, size: int, prefix: str = "") -> list[str]:
+    seen, token = [], ""
+    while True:
+        page, token = await store.list_sessions(
+            status=None, page_size=size, page_token=token, prefix=prefix, costliest_first=True
+        )
+        assert len(page) <= size
+        seen += [s.session_id for s in page]
+        if not token:
+            return seen
+
+
+async def test_r78_list_sessions_costliest_first_pages_by_cost_then_id(driver: Store) -> None:
+    """The console's list sorted by cost: each summary carries the session's total usage,
+    and the listing pages by it, the costliest first (ties by id)."""
+    costs = {"a": 0.5, "b": 2.25, "c": 0.0, "d": 2.25, "bx": 1.0}
+    for sid, cost in costs.items():
+        run = Usage(10, 2, 12, 1, cost / 2, cached_input_tokens=4)
+        life = Usage(20, 4, 24, 2, cost, cached_input_tokens=8, reasoning_tokens=1)
+        cp = Checkpoint(sid, [Message(Role.USER, "hi")], version=1, usage=run, total_usage=life)
+        await driver.save(cp, stored_messages=0)
+    want = ["b", "d", "bx", "a", "c"]
+    for size in (1, 2, 3, 5, 50):
+        assert await _costliest_first(driver, size=size) == want, size
+    assert await _costliest_first(driver, size=1, prefix="b") == ["b", "bx"]
+    page, _ = await driver.list_sessions(status=None, page_size=50, page_token="")
+    by_id = {s.session_id: s.total_usage for s in page}
+    assert by_id["b"] == Usage(20, 4, 24, 2, 2.25, cached_input_tokens=8, reasoning_tokens=1)
+    # A token of another order is not one of this order, and asking for two orders fails.
+    _, newest = await driver.list_sessions(
+        status=None, page_size=1, page_token="", newest_first=True
+    )
+    with pytest.raises(ValueError, match="malformed page token"):
+        await driver.list_sessions(
+            status=None, page_size=1, page_token=newest, costliest_first=True
+        )
+    with pytest.raises(ValueError, match="two orders"):
+        await driver.list_sessions(
+            status=None, page_size=1, page_token="", newest_first=True, costliest_first=True
+        )

@@ -294,21 +294,28 @@ class Store(abc.ABC):
         page_token: str,
         prefix: str = "",
         newest_first: bool = False,
+        costliest_first: bool = False,
     ) -> tuple[list[SessionSummary], str]:
         """Sessions ordered by id, after ``page_token``, at most ``page_size``; with
         ``prefix``, only those whose id starts with it (paged the same way, each page
         costing O(page), not a scan of the other ids). ``newest_first``: ordered by
         ``updated_at``, the newest first (ties by id), each page a scan of the sessions
         listed (:meth:`_list_newest_first`; a page token of one order is malformed in the
-        other).
+        other). ``costliest_first``: ordered by ``total_usage.cost_usd``, the costliest
+        first (ties by id), each page a scan likewise (R78).
 
         Returns the page and the next token ("" on the last page). Raises ``ValueError``
         for a malformed token, ``page_size < 1`` (the service layer caps it at
         ``MAX_PAGE_SIZE``) or a prefix of U+10FFFF characters only, ``StoreError`` when the
         store cannot be read.
         """
+        if newest_first and costliest_first:
+            raise ValueError("newest_first and costliest_first are two orders: ask for one")
         if newest_first:
             page, token, _ = await self._list_newest_first(status, page_size, page_token, prefix)
+            return page, token
+        if costliest_first:
+            page, token, _ = await self._list_costliest_first(status, page_size, page_token, prefix)
             return page, token
         after = page_start(page_size, page_token)
         if not prefix:
@@ -333,12 +340,17 @@ class Store(abc.ABC):
         page_token: str,
         prefix: str = "",
         newest_first: bool = False,
+        costliest_first: bool = False,
     ) -> tuple[list[SessionSummary], str, int]:
         """:meth:`list_sessions` and :meth:`count_sessions` together: the page, the next
-        token and how many sessions the listing has. A newest-first listing reads the
-        sessions once for both (it scans them anyway). Raises as they do."""
+        token and how many sessions the listing has. A newest- or costliest-first listing
+        reads the sessions once for both (it scans them anyway). Raises as they do."""
+        if newest_first and costliest_first:
+            raise ValueError("newest_first and costliest_first are two orders: ask for one")
         if newest_first:
             return await self._list_newest_first(status, page_size, page_token, prefix)
+        if costliest_first:
+            return await self._list_costliest_first(status, page_size, page_token, prefix)
         page, token = await self.list_sessions(
             status=status, page_size=page_size, page_token=page_token, prefix=prefix
         )
@@ -378,6 +390,34 @@ class Store(abc.ABC):
         found = ordered if start is None else [s for s in ordered if _newest_first(s) > start]
         page, token = page_of(
             found[: page_size + 1], page_size, lambda s: f"{s.updated_at!r}\n{s.session_id}"
+        )
+        return page, token, len(ordered)
+
+    async def _list_costliest_first(
+        self, status: Status | None, page_size: int, page_token: str, prefix: str
+    ) -> tuple[list[SessionSummary], str, int]:
+        """:meth:`list_sessions` with ``costliest_first``: every listed session read in id
+        order and sorted by its cost. The token is the last session's cost and id, marked
+        ``$`` so that no token of another order reads as one; the count is of every
+        session listed."""
+        after = page_start(page_size, page_token)
+        start: tuple[float, str] | None = None
+        if after:
+            cost, sep, sid = after[1:].partition("\n")
+            try:
+                start = (-float(cost), sid) if after.startswith("$") and sep else None
+            except ValueError:
+                start = None
+            if start is None:
+                raise ValueError(
+                    f"malformed page token {page_token!r} (not of a costliest-first listing)"
+                )
+        ordered = sorted(await self._every_session(status, prefix), key=_costliest_first)
+        found = ordered if start is None else [s for s in ordered if _costliest_first(s) > start]
+        page, token = page_of(
+            found[: page_size + 1],
+            page_size,
+            lambda s: f"${s.total_usage.cost_usd!r}\n{s.session_id}",
         )
         return page, token, len(ordered)
 
@@ -785,3 +825,7 @@ def check_enqueue(store: Store, enqueue: Sequence[Enqueue]) -> tuple[Enqueue, ..
 
 def _newest_first(s: SessionSummary) -> tuple[float, str]:
     return (-s.updated_at, s.session_id)
+
+
+def _costliest_first(s: SessionSummary) -> tuple[float, str]:
+    return (-s.total_usage.cost_usd, s.session_id)

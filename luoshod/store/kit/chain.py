@@ -11,6 +11,10 @@ Each save's header carries ``chain``, the hex SHA-256 of:
   by task in task number order, each task's new messages, preceded by its description
   when they are its first.
 
+A message's bytes are its owner, role, ``is_error`` (bit 1 set when the message records
+its model or usage: an assistant turn's, then hashed after its tool calls as the model
+and the usage's JSON), its texts and its tool calls.
+
 So a save hashes only what it writes: O(new messages), like the save itself, never the
 whole transcript. The encoding is this module's own (:data:`VERSION`), not the store's
 format: a chain reads the same in every driver, and survives ``luoshod store copy``.
@@ -43,7 +47,8 @@ def _text(out: list[bytes], text: str) -> None:
 
 
 def _message(out: list[bytes], m: Message, owner: int) -> None:
-    out += (codec.varint(owner), bytes((_ROLES[m.role], m.is_error)))
+    meta = bool(m.model) or m.usage is not None
+    out += (codec.varint(owner), bytes((_ROLES[m.role], m.is_error | (2 if meta else 0))))
     _text(out, m.content)
     _text(out, m.tool_call_id)
     _text(out, m.tool_name)
@@ -52,6 +57,9 @@ def _message(out: list[bytes], m: Message, owner: int) -> None:
         _text(out, c.id)
         _text(out, c.name)
         _text(out, c.arguments_json)
+    if meta:  # an assistant turn's model and usage; a message without them hashes as before
+        _text(out, m.model)
+        _text(out, codec.encode_json(m.usage.to_dict() if m.usage is not None else None))
 
 
 def _task_meta(out: list[bytes], task: SubTask, owner: int) -> None:

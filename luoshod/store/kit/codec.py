@@ -53,6 +53,14 @@ and an id this luoshod does not know is refused like a newer format. Format 4 is
 with headers that may be compact: its records are laid out as format 3's, and a store's
 mark of format 4 makes a luoshod of format 3, which would misread a compact header,
 refuse the store at open by name instead.
+
+**Per-turn usage (format 5).** An assistant turn records the model that produced it and
+that call's usage (``Message.model``, ``Message.usage``). A record of format 5 whose
+``is_error`` byte has bit 1 (``0x02``) set carries them after its tool calls: the model
+as a length-prefixed string, a varint ``k`` (0: no usage; else the number of counts),
+``k`` varints (prompt, completion, total tokens, model calls, cached input, cache write,
+reasoning tokens) and, when ``k`` > 0, the cost as an 8-byte big-endian double. Bit 0 is
+``is_error`` as before; records without the bit are laid out as format 3's.
 :func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
 keeps reading the JSON headers it held before (rows of both forms may sit side by
 side). PostgreSQL keeps the JSON, in a ``json`` column an operator can query.
@@ -79,12 +87,13 @@ from ...domain import (
     Status,
     SubTask,
     ToolCall,
+    Usage,
     drift_of,
 )
 from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 _HEADER = struct.Struct(">BBIHHI")  # formats 0 to 2
 _OWNER = struct.Struct(">I")  # format 2: after the header
@@ -93,6 +102,8 @@ _ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
 _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 _META = 4  # format 2, owned: the task's description
 _AGENT = 5  # format 3, the lead's: the agent spec and fingerprint (an AgentRecord)
+_TURN_META = 0x02  # format 5, in the is_error byte: the turn's model and usage follow
+_COST = struct.Struct(">d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,6 +409,7 @@ def decode_summary(header: str | bytes, message_count: int) -> SessionSummary:
         h["approval_id"],
         h["updated_at"],
         drift_of(h),
+        Usage.from_dict(h["total_usage"]),
     )
 
 
@@ -539,8 +551,9 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
     _check(len(content), _MAX_LONG, "content")
     _check(len(call_id), _MAX_SHORT, "tool call id")
     _check(len(name), _MAX_SHORT, "tool name")
+    meta = bool(m.model) or m.usage is not None
     parts = [
-        bytes((_MARK | _ROLE_CODES[m.role], m.is_error)),
+        bytes((_MARK | _ROLE_CODES[m.role], m.is_error | (_TURN_META if meta else 0))),
         varint(owner),
         varint(len(content)),
         varint(len(call_id)),
@@ -554,7 +567,46 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
         for text in (c.id, c.name, c.arguments_json):
             b = text.encode()
             parts += (varint(len(b)), b)
+    if meta:
+        model = m.model.encode()
+        parts += (varint(len(model)), model)
+        u = m.usage
+        if u is None:
+            parts.append(varint(0))
+        else:
+            counts = (
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.total_tokens,
+                u.model_calls,
+                u.cached_input_tokens,
+                u.cache_write_tokens,
+                u.reasoning_tokens,
+            )
+            parts.append(varint(len(counts)))
+            parts += [varint(max(0, n)) for n in counts]
+            parts.append(_COST.pack(u.cost_usd))
     return b"".join(parts)
+
+
+def _decode_turn_meta(stream: bytes, offset: int) -> tuple[str, Usage | None, int]:
+    """A format 5 turn's model and usage at ``offset``, and the offset after them."""
+    n, offset = read_varint(stream, offset)
+    if offset + n > len(stream):
+        raise IndexError("a model past the end")
+    model = stream[offset : offset + n].decode()
+    offset += n
+    k, offset = read_varint(stream, offset)
+    if not k:
+        return model, None, offset
+    counts = []
+    for _ in range(k):
+        c, offset = read_varint(stream, offset)
+        counts.append(c)
+    counts += [0] * (7 - len(counts))
+    (cost,) = _COST.unpack_from(stream, offset)
+    usage = Usage(counts[0], counts[1], counts[2], counts[3], cost, counts[4], counts[5], counts[6])
+    return model, usage, offset + _COST.size
 
 
 def _record(kind: int, owner: int, body: bytes) -> bytes:
@@ -626,7 +678,22 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                     texts.append(str(view[offset : offset + n], "utf-8"))
                     offset += n
                 calls.append(ToolCall(*texts))
-            m = Message(_ROLES[role], fields[0], tuple(calls), fields[1], fields[2], bool(is_error))
+            if is_error & _TURN_META and mark >> 4 >= 5:
+                model, usage, offset = _decode_turn_meta(stream, offset)
+                m = Message(
+                    _ROLES[role],
+                    fields[0],
+                    tuple(calls),
+                    fields[1],
+                    fields[2],
+                    bool(is_error & 1),
+                    model,
+                    usage,
+                )
+            else:
+                m = Message(
+                    _ROLES[role], fields[0], tuple(calls), fields[1], fields[2], bool(is_error)
+                )
             messages.append(TaskRecord(owner, m) if owner else m)
     except (struct.error, IndexError, UnicodeDecodeError) as e:
         raise ValueError(f"not an encoded message stream: {e}") from e

@@ -1,6 +1,6 @@
 // Two sessions side by side: their steps, the first that differs highlighted, the drift.
 import { enc, get } from "./api.js";
-import { errorBox, h, pretty, reasonName, replace } from "./dom.js";
+import { errorBox, h, pretty, reasonName, replace, turnUsage } from "./dom.js";
 
 export async function compareView(root, { params }) {
   const a = params.get("a") || "";
@@ -45,7 +45,8 @@ function column(id, steps, diverged) {
       const n = Number(s.index || 0); // the step's number, from 1, as the API's diverged_at
       const cls = diverged === null ? "" : n === diverged ? " diverged" : n > diverged ? " after" : "";
       return h("li", { class: `step${cls}`, dataset: { index: n } },
-        h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${n}`), n === diverged ? " — diverges here" : ""),
+        h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${n}`), n === diverged ? " — diverges here" : "",
+          turnUsage(s) ? h("span", { class: "turn-usage muted" }, ` · ${turnUsage(s)}`) : null),
         s.text ? h("div", { class: "text" }, s.text) : null,
         (s.calls || []).map((call) => h("div", { class: `call${call.is_error ? " failed" : ""}` },
           h("div", {}, h("strong", {}, call.name), " ", h("code", {}, call.tool_call_id)),

@@ -68,7 +68,27 @@ export function usage(u) {
   if (!u) return "–";
   const total = Number(u.total_tokens || 0);
   const calls = Number(u.model_calls || 0);
-  return `${total.toLocaleString("en")} tok · ${calls} call${calls === 1 ? "" : "s"}`;
+  const paid = Number(u.cost_usd || 0);
+  return `${total.toLocaleString("en")} tok · ${calls} call${calls === 1 ? "" : "s"}${paid ? ` · ${cost(u)}` : ""}`;
+}
+
+// A usage's cost in USD, or "–" when none is known.
+export function cost(u) {
+  const paid = Number(u && u.cost_usd || 0);
+  return paid ? `$${paid.toFixed(4)}` : "–";
+}
+
+// An assistant turn's model and what its call used (R78); "" for a turn saved without them.
+export function turnUsage(m) {
+  if (!m.model && !m.usage) return "";
+  const u = m.usage || {};
+  const n = (k) => Number(u[k] || 0).toLocaleString("en");
+  const parts = [m.model || "?", `${n("prompt_tokens")} in + ${n("completion_tokens")} out`];
+  for (const [k, label] of [["cached_input_tokens", "cached"], ["cache_write_tokens", "cache write"], ["reasoning_tokens", "reasoning"]]) {
+    if (Number(u[k] || 0)) parts.push(`${n(k)} ${label}`);
+  }
+  if (Number(u.cost_usd || 0)) parts.push(cost(u));
+  return parts.join(" · ");
 }
 
 export function errorBox(err) {

@@ -1,7 +1,7 @@
 // One session: its transcript as a timeline of steps, the history as a scrubber (with
 // fork from the step shown), and its events live while runs go on.
 import { ApiError, del, enc, get, post, stream, watch } from "./api.js";
-import { driftBox, errorBox, h, pretty, reasonName, replace, roleName, statusBadge, usage, when } from "./dom.js";
+import { driftBox, errorBox, h, pretty, reasonName, replace, roleName, statusBadge, turnUsage, usage, when } from "./dom.js";
 import { describe } from "./events.js";
 import { pathLabel, renderTasks, subagentTag, taskOf } from "./tasks.js";
 
@@ -32,6 +32,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
   let checkpoint = null;
   let queue = []; // inputs queued on the busy session (if_busy, R69), in the order they run
   let failure = null; // why the session's last model call failed (GetSession's last_model_failure)
+  let byModel = {}; // the session's turns' usage by model (GetSession's usage_by_model)
   let entries = []; // oldest first
   let selected = -1; // index into entries; -1: the latest checkpoint
   const seenEvents = [];
@@ -42,6 +43,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
       checkpoint = got.checkpoint || null;
       queue = got.queue || [];
       failure = got.last_model_failure || null;
+      byModel = got.usage_by_model || {};
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) { checkpoint = null; queue = []; failure = null; } else throw err;
     }
@@ -97,7 +99,12 @@ export async function sessionView(root, { arg: sessionId, params }) {
       h("dl", { class: "facts" },
         h("dt", {}, "model"), h("dd", {}, cp.agent && cp.agent.model || cp.fingerprint && cp.fingerprint.model || "–"),
         h("dt", {}, "step"), h("dd", {}, `${cp.step_index} (version ${cp.version})`),
-        h("dt", {}, "usage"), h("dd", {}, `this run: ${usage(cp.usage)}; session: ${usage(cp.total_usage)}`),
+        h("dt", {}, "usage"), h("dd", { id: "usage-totals" }, `this run: ${usage(cp.usage)}; session: ${usage(cp.total_usage)}`,
+          cp.delegated_usage ? `; sub-agents in this run: ${usage(cp.delegated_usage)}` : ""),
+        Object.keys(byModel).length ? [h("dt", {}, "by model"), h("dd", { id: "usage-by-model" },
+          h("ul", { class: "plain" }, Object.entries(byModel)
+            .sort(([a, u], [b, v]) => Number(v.cost_usd || 0) - Number(u.cost_usd || 0) || (a < b ? -1 : 1))
+            .map(([model, u]) => h("li", { dataset: { model } }, h("code", {}, model || "?"), ` ${usage(u)}`))))] : null,
         h("dt", {}, "updated"), h("dd", {}, when(cp.updated_at)),
         cp.approval_id ? [h("dt", {}, "approval"), h("dd", {}, h("a", { href: "#/approvals" }, cp.approval_id))] : null),
       failureBox(),
@@ -325,7 +332,8 @@ function steps(cp, messages = cp.messages, prefix = "", shown = new Set()) {
     }
     n += 1;
     items.push(h("li", { class: "step", dataset: { step: n } },
-      h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${n}`), " model turn"),
+      h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${n}`), " model turn",
+        turnUsage(m) ? h("span", { class: "turn-usage muted" }, ` · ${turnUsage(m)}`) : null),
       m.content ? h("div", { class: "text" }, m.content) : null,
       (m.tool_calls || []).map((c) => {
         const r = results.get(c.id);

@@ -1,17 +1,22 @@
-// Sessions: filter by status and id prefix, paged (AIP-158 page tokens), model and usage filled
-// in per row from GetSession once the page is shown.
+// Sessions: filter by status and id prefix, the newest or the costliest first (the daemon
+// orders every page: ListSessions' newest_first or costliest_first), paged (AIP-158 page
+// tokens); usage and cost from the listing, the model filled in per row from GetSession once
+// the page is shown.
 import { enc, get } from "./api.js";
-import { errorBox, h, replace, statusBadge, usage, when } from "./dom.js";
+import { cost, errorBox, h, replace, statusBadge, usage, when } from "./dom.js";
 
 const PAGE_SIZE = 25; // #/sessions?size=N for another
 // [heading, hidden on narrow screens]
-const COLUMNS = [["Session"], ["Status"], ["Model", true], ["Step"], ["Msgs", true], ["Usage", true], ["Updated (UTC)"]];
+const COLUMNS = [["Session"], ["Status"], ["Model", true], ["Step"], ["Msgs", true], ["Usage", true], ["Cost"], ["Updated (UTC)"]];
+const ORDERS = [["", "newest first"], ["cost", "costliest first"]];
 const STATUSES = [["", "all"], ["in-progress", "in progress"], ["awaiting-approval", "awaiting approval"], ["finished", "finished"]];
 
 export async function sessionsView(root, { params }) {
   const status = params.get("status") || "";
   const id = params.get("id") || "";
   const size = Number(params.get("size")) || PAGE_SIZE;
+  const sort = params.get("sort") === "cost" ? "cost" : "";
+  const order = ORDERS.find(([v]) => v === sort)[1];
   const start = params.get("page") || ""; // the page token of the page shown (in the URL, so a page can be shared)
   const tokens = [start]; // page tokens of the pages seen, for Previous
   const table = h("tbody");
@@ -21,24 +26,30 @@ export async function sessionsView(root, { params }) {
   const statusSelect = h("select", { id: "filter-status", name: "status" },
     STATUSES.map(([v, label]) => h("option", { value: v, selected: v === status }, label)));
   const idInput = h("input", { id: "filter-id", name: "id", value: id, placeholder: "session id prefix", spellcheck: "false" });
+  const sortSelect = h("select", { id: "filter-sort", name: "sort" },
+    ORDERS.map(([v, label]) => h("option", { value: v, selected: v === sort }, label)));
   const form = h("form", { class: "filters", id: "filters" },
     h("label", { for: "filter-status" }, "Status"), statusSelect,
     h("label", { for: "filter-id" }, "Id starts with"), idInput,
+    h("label", { for: "filter-sort" }, "Order"), sortSelect,
     h("button", { type: "submit" }, "Filter"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const q = new URLSearchParams();
     if (statusSelect.value) q.set("status", statusSelect.value);
     if (idInput.value.trim()) q.set("id", idInput.value.trim());
+    if (sortSelect.value) q.set("sort", sortSelect.value);
     if (size !== PAGE_SIZE) q.set("size", String(size));
     location.hash = `#/sessions${q.toString() ? "?" + q : ""}`;
   });
   statusSelect.addEventListener("change", () => form.requestSubmit());
+  sortSelect.addEventListener("change", () => form.requestSubmit());
 
   replace(root,
     h("h1", {}, "Sessions"), form,
     h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "sessions" },
-      h("thead", {}, h("tr", {}, COLUMNS.map(([c, hide]) => h("th", { class: hide ? "narrow-hide" : null }, c)))),
+      h("thead", {}, h("tr", {}, COLUMNS.map(([c, hide]) => h("th", { class: hide ? "narrow-hide" : null },
+        c === "Cost" && !sort ? h("a", { href: costliestHref(params), title: "the costliest first" }, c) : c)))),
       table)),
     note, pager);
 
@@ -48,10 +59,11 @@ export async function sessionsView(root, { params }) {
     // id prefix that is no id) is said under the form, which stays to be corrected.
     let page;
     try {
-      // The most recently updated first, with the count of the whole listing.
+      // The most recently updated (or the costliest) first, with the count of the whole listing.
       page = await get("/sessions", {
         status, session_id_prefix: id, page_size: size, page_token: tokens[pageIndex],
-        newest_first: "true", include_total_size: "true",
+        ...(sort === "cost" ? { costliest_first: "true" } : { newest_first: "true" }),
+        include_total_size: "true",
       });
     } catch (err) {
       if (!alive) return;
@@ -73,7 +85,7 @@ export async function sessionsView(root, { params }) {
     const pages = Math.max(1, Math.ceil(total / size));
     replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1} of ${pages}`), nextButton,
       h("span", { class: "muted", id: "page-count" },
-        `${rows.length} shown of ${total.toLocaleString("en")} session${total === 1 ? "" : "s"}, newest first`));
+        `${rows.length} shown of ${total.toLocaleString("en")} session${total === 1 ? "" : "s"}, ${order}`));
     fillDetails(rows);
   }
 
@@ -94,7 +106,8 @@ export async function sessionsView(root, { params }) {
       h("td", { class: "model narrow-hide" }, "…"),
       h("td", { class: "num" }, s.step_index),
       h("td", { class: "num narrow-hide" }, s.message_count),
-      h("td", { class: "usage narrow-hide" }, "…"),
+      h("td", { class: "usage narrow-hide" }, usage(s.total_usage)),
+      h("td", { class: "num cost" }, cost(s.total_usage)),
       h("td", { class: "time" }, when(s.updated_at)));
   }
 
@@ -105,15 +118,22 @@ export async function sessionsView(root, { params }) {
         const { checkpoint } = await get(`/sessions/${enc(s.session_id)}`);
         if (!alive || !tr) return;
         tr.querySelector(".model").textContent = checkpoint.agent && checkpoint.agent.model || checkpoint.fingerprint && checkpoint.fingerprint.model || "–";
-        tr.querySelector(".usage").textContent = usage(checkpoint.total_usage || checkpoint.usage);
       } catch {
-        if (tr) { tr.querySelector(".model").textContent = "–"; tr.querySelector(".usage").textContent = "–"; }
+        if (tr) tr.querySelector(".model").textContent = "–";
       }
     }));
   }
 
   await show(0);
   return () => { alive = false; };
+}
+
+// The list with the same filters, the costliest first.
+function costliestHref(params) {
+  const q = new URLSearchParams(params);
+  q.delete("page");
+  q.set("sort", "cost");
+  return `#/sessions?${q}`;
 }
 
 // The badge's tooltip: what differed when the session's last resume drifted.

@@ -127,10 +127,15 @@ def resume_request(
 
 
 def list_sessions_request(
-    status: StatusLike, page_size: int, page_token: str, prefix: str = ""
+    status: StatusLike,
+    page_size: int,
+    page_token: str,
+    prefix: str = "",
+    costliest_first: bool = False,
 ) -> agent_pb2.ListSessionsRequest:
     """``status``: None (all), "in_progress", "awaiting_approval", "finished", or the enum;
-    ``prefix``: only the sessions whose id starts with it."""
+    ``prefix``: only the sessions whose id starts with it; ``costliest_first``: ordered by
+    the session's total cost, the costliest first, instead of by id."""
     if status is None:
         value = agent_pb2.CHECKPOINT_STATUS_UNSPECIFIED
     elif isinstance(status, str):
@@ -140,7 +145,11 @@ def list_sessions_request(
     else:
         value = status
     return agent_pb2.ListSessionsRequest(
-        page_size=page_size, page_token=page_token, status=value, session_id_prefix=prefix
+        page_size=page_size,
+        page_token=page_token,
+        status=value,
+        session_id_prefix=prefix,
+        costliest_first=costliest_first,
     )
 
 
@@ -182,11 +191,13 @@ class PageQuery:
     items: str
 
 
-def list_sessions_query(status: StatusLike, page_size: int, prefix: str = "") -> PageQuery:
+def list_sessions_query(
+    status: StatusLike, page_size: int, prefix: str = "", costliest_first: bool = False
+) -> PageQuery:
     list_sessions_request(status, page_size, "")  # an unknown status fails here, at once
     return PageQuery(
         "ListSessions",
-        lambda token: list_sessions_request(status, page_size, token, prefix),
+        lambda token: list_sessions_request(status, page_size, token, prefix, costliest_first),
         "sessions",
     )
 

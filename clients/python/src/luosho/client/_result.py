@@ -11,6 +11,7 @@ from luosho.v1 import agent_pb2
 from ._errors import IncompleteRunError
 
 __all__ = [
+    "BudgetExceeded",
     "RunResult",
     "Usage",
     "build_result",
@@ -25,6 +26,8 @@ _FINISH_REASONS: dict[int, str] = {
     agent_pb2.FINISH_REASON_MAX_STEPS: "max_steps",
     agent_pb2.FINISH_REASON_ABORTED: "aborted",
     agent_pb2.FINISH_REASON_AWAITING_APPROVAL: "awaiting_approval",
+    agent_pb2.FINISH_REASON_BUDGET_EXCEEDED: "budget_exceeded",
+    agent_pb2.FINISH_REASON_DEADLINE_EXCEEDED: "deadline_exceeded",
 }
 
 _STATUSES: dict[int, str] = {
@@ -37,7 +40,8 @@ STATUS_VALUES: dict[str, int] = {name: value for value, name in _STATUSES.items(
 
 
 def finish_reason_name(value: int) -> str:
-    """ "stop", "max_steps", "aborted", "awaiting_approval" ("" when unset or unknown)."""
+    """ "stop", "max_steps", "aborted", "awaiting_approval", "budget_exceeded",
+    "deadline_exceeded" ("" when unset or unknown)."""
     return _FINISH_REASONS.get(value, "")
 
 
@@ -53,6 +57,11 @@ class Usage:
     total_tokens: int = 0
     model_calls: int = 0
     cost_usd: float = 0.0
+    # Of prompt_tokens: read from / written to the provider's prompt cache; of
+    # completion_tokens: reasoning; where the provider reports them.
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @classmethod
     def from_proto(cls, usage: agent_pb2.Usage) -> Usage:
@@ -62,6 +71,39 @@ class Usage:
             total_tokens=usage.total_tokens,
             model_calls=usage.model_calls,
             cost_usd=usage.cost_usd,
+            cached_input_tokens=usage.cached_input_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetExceeded:
+    """The ``budget.exceeded`` event of a run a limit stopped (its finish reason
+    "budget_exceeded" or "deadline_exceeded"): which budget (``scope``: "run", "session",
+    or "ancestor" with the agent's ``path``), which of its limits (``limit``: input_tokens,
+    output_tokens, total_tokens, cost_usd, model_calls or wall_clock_ms), the limit's
+    ``value``, what was ``used`` of it before the call, the call's ``worst_case``, and the
+    scope's ``usage`` when it tripped."""
+
+    scope: str
+    limit: str
+    value: float
+    used: float
+    worst_case: float
+    usage: Usage
+    path: tuple[str, ...] = ()
+
+    @classmethod
+    def from_proto(cls, b: agent_pb2.BudgetExceeded) -> BudgetExceeded:
+        return cls(
+            scope=b.scope,
+            limit=b.limit,
+            value=b.value,
+            used=b.used,
+            worst_case=b.worst_case,
+            usage=Usage.from_proto(b.usage),
+            path=tuple(b.path),
         )
 
 
@@ -94,6 +136,9 @@ class RunResult:
     approval: agent_pb2.Approval | None = field(default=None, repr=False)
     # Streams it took (1 unless the client retried, R75).
     attempts: int = 1
+    # What tripped when a limit stopped the run (finish_reason "budget_exceeded" or
+    # "deadline_exceeded"): the run's budget.exceeded event (else None).
+    budget_exceeded: BudgetExceeded | None = field(default=None, repr=False)
 
 
 def build_result(
@@ -132,6 +177,7 @@ def build_result(
         and requested.approval_requested.approval.approval_id == done.approval_id
         else None
     )
+    tripped = next((e for e in reversed(events) if e.HasField("budget_exceeded")), None)
     return RunResult(
         session_id=last.session_id or session_id,
         ran=True,
@@ -146,6 +192,9 @@ def build_result(
         events=events,
         approval=approval,
         attempts=attempts,
+        budget_exceeded=(
+            BudgetExceeded.from_proto(tripped.budget_exceeded) if tripped is not None else None
+        ),
     )
 
 

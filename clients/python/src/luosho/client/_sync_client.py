@@ -539,11 +539,17 @@ class Client:
         return self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
 
     def list_sessions(
-        self, status: StatusLike = None, *, page_size: int = 100, prefix: str = ""
+        self,
+        status: StatusLike = None,
+        *,
+        page_size: int = 100,
+        prefix: str = "",
+        costliest_first: bool = False,
     ) -> Iterator[agent_pb2.SessionSummary]:
         """Every session (optionally of one status, and whose id starts with ``prefix``),
-        following the pages as it goes."""
-        return self._pages(list_sessions_query(status, page_size, prefix))
+        following the pages as it goes; by id, or with ``costliest_first`` by the
+        session's total cost (``total_usage.cost_usd``), the costliest first."""
+        return self._pages(list_sessions_query(status, page_size, prefix, costliest_first))
 
     def delete_session(self, session_id: str, *, keep_history: bool = False) -> bool:
         """Delete the session's checkpoint; False when it had none."""

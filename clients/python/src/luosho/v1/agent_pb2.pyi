@@ -101,6 +101,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_RECONCILE_OUTCOME: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_LIMITS: _ClassVar[ErrorReason]
     ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_COSTLIEST_FIRST: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_FALLBACK_MODELS: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -283,6 +284,7 @@ ERROR_REASON_RECONCILE_NOT_ASKED: ErrorReason
 ERROR_REASON_INVALID_RECONCILE_OUTCOME: ErrorReason
 ERROR_REASON_INVALID_LIMITS: ErrorReason
 ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: ErrorReason
+ERROR_REASON_INVALID_COSTLIEST_FIRST: ErrorReason
 ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
@@ -657,13 +659,16 @@ class Approval(_message.Message):
     def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., subagent_path: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint", "chain")
+    __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint", "model", "usage", "total_usage", "chain")
     STEP_FIELD_NUMBER: _ClassVar[int]
     SAVED_AT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_USAGE_FIELD_NUMBER: _ClassVar[int]
     CHAIN_FIELD_NUMBER: _ClassVar[int]
     step: int
     saved_at: _timestamp_pb2.Timestamp
@@ -671,8 +676,11 @@ class HistoryEntry(_message.Message):
     version: int
     message_count: int
     checkpoint: Checkpoint
+    model: str
+    usage: Usage
+    total_usage: Usage
     chain: str
-    def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., chain: _Optional[str] = ...) -> None: ...
+    def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., chain: _Optional[str] = ...) -> None: ...
 
 class SessionSummary(_message.Message):
     __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at", "last_drift", "total_usage")
@@ -1075,14 +1083,23 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ("checkpoint", "queue", "last_model_failure")
+    __slots__ = ("checkpoint", "queue", "last_model_failure", "usage_by_model")
+    class UsageByModelEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: Usage
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     LAST_MODEL_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_BY_MODEL_FIELD_NUMBER: _ClassVar[int]
     checkpoint: Checkpoint
     queue: _containers.RepeatedCompositeFieldContainer[QueuedInput]
     last_model_failure: ModelFailure
-    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., queue: _Optional[_Iterable[_Union[QueuedInput, _Mapping]]] = ..., last_model_failure: _Optional[_Union[ModelFailure, _Mapping]] = ...) -> None: ...
+    usage_by_model: _containers.MessageMap[str, Usage]
+    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., queue: _Optional[_Iterable[_Union[QueuedInput, _Mapping]]] = ..., last_model_failure: _Optional[_Union[ModelFailure, _Mapping]] = ..., usage_by_model: _Optional[_Mapping[str, Usage]] = ...) -> None: ...
 
 class ModelFailure(_message.Message):
     __slots__ = ("reason", "message", "metadata", "failed_at", "failures", "retry_not_before")
@@ -1108,20 +1125,22 @@ class ModelFailure(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., message: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., failures: _Optional[int] = ..., retry_not_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "status", "session_id_prefix", "newest_first", "include_total_size")
+    __slots__ = ("page_size", "page_token", "status", "session_id_prefix", "newest_first", "include_total_size", "costliest_first")
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
     NEWEST_FIRST_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    COSTLIEST_FIRST_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     status: CheckpointStatus
     session_id_prefix: str
     newest_first: bool
     include_total_size: bool
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., session_id_prefix: _Optional[str] = ..., newest_first: _Optional[bool] = ..., include_total_size: _Optional[bool] = ...) -> None: ...
+    costliest_first: bool
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., session_id_prefix: _Optional[str] = ..., newest_first: _Optional[bool] = ..., include_total_size: _Optional[bool] = ..., costliest_first: _Optional[bool] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
     __slots__ = ("sessions", "next_page_token", "total_size")
@@ -1264,14 +1283,18 @@ class CompareRequest(_message.Message):
     def __init__(self, session_id_a: _Optional[str] = ..., session_id_b: _Optional[str] = ...) -> None: ...
 
 class TrajectoryStep(_message.Message):
-    __slots__ = ("index", "text", "calls")
+    __slots__ = ("index", "text", "calls", "model", "usage")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     CALLS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     index: int
     text: str
     calls: _containers.RepeatedCompositeFieldContainer[TrajectoryCall]
-    def __init__(self, index: _Optional[int] = ..., text: _Optional[str] = ..., calls: _Optional[_Iterable[_Union[TrajectoryCall, _Mapping]]] = ...) -> None: ...
+    model: str
+    usage: Usage
+    def __init__(self, index: _Optional[int] = ..., text: _Optional[str] = ..., calls: _Optional[_Iterable[_Union[TrajectoryCall, _Mapping]]] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class TrajectoryCall(_message.Message):
     __slots__ = ("tool_call_id", "name", "arguments_json", "result_json", "is_error", "task_id", "task_steps")

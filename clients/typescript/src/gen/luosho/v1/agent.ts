@@ -183,6 +183,8 @@ export enum ErrorReason {
    * nor in the daemon's price table).
    */
   ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126,
+  /** ERROR_REASON_INVALID_COSTLIEST_FIRST - INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean. */
+  ERROR_REASON_INVALID_COSTLIEST_FIRST = 130,
   /** ERROR_REASON_INVALID_FALLBACK_MODELS - fallback_models repeats the model or one of its entries. */
   ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
   UNRECOGNIZED = -1,
@@ -457,6 +459,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 126:
     case "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":
       return ErrorReason.ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
+    case 130:
+    case "ERROR_REASON_INVALID_COSTLIEST_FIRST":
+      return ErrorReason.ERROR_REASON_INVALID_COSTLIEST_FIRST;
     case 145:
     case "ERROR_REASON_INVALID_FALLBACK_MODELS":
       return ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS;
@@ -647,6 +652,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INVALID_LIMITS";
     case ErrorReason.ERROR_REASON_COST_LIMIT_WITHOUT_PRICE:
       return "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE";
+    case ErrorReason.ERROR_REASON_INVALID_COSTLIEST_FIRST:
+      return "ERROR_REASON_INVALID_COSTLIEST_FIRST";
     case ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS:
       return "ERROR_REASON_INVALID_FALLBACK_MODELS";
     case ErrorReason.UNRECOGNIZED:
@@ -1684,6 +1691,19 @@ export interface HistoryEntry {
     | Checkpoint
     | undefined;
   /**
+   * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+   * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+   * saved before they were recorded.
+   */
+  model: string;
+  usage:
+    | Usage
+    | undefined;
+  /** Usage over the session's whole life at this save (the checkpoint's total_usage). */
+  totalUsage:
+    | Usage
+    | undefined;
+  /**
    * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
    * save's link and what this save wrote. Empty for a save recorded without one.
    * `luoshod store verify` recomputes it.
@@ -2121,7 +2141,21 @@ export interface GetSessionResponse {
    * session succeeds. Kept by the daemon that made the call (not in the store): another
    * daemon sharing the store, or this one restarted, does not know it.
    */
-  lastModelFailure: ModelFailure | undefined;
+  lastModelFailure:
+    | ModelFailure
+    | undefined;
+  /**
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   */
+  usageByModel: { [key: string]: Usage };
+}
+
+export interface GetSessionResponse_UsageByModelEntry {
+  key: string;
+  value: Usage | undefined;
 }
 
 /**
@@ -2172,6 +2206,12 @@ export interface ListSessionsRequest {
    * scan of them on every call that asks.
    */
   includeTotalSize: boolean;
+  /**
+   * Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+   * first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+   * newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+   */
+  costliestFirst: boolean;
 }
 
 export interface ListSessionsResponse {
@@ -2296,6 +2336,12 @@ export interface TrajectoryStep {
   index: number;
   text: string;
   calls: TrajectoryCall[];
+  /**
+   * The model that produced the step's turn and that call's usage (empty and unset for a
+   * turn saved before they were recorded).
+   */
+  model: string;
+  usage: Usage | undefined;
 }
 
 export interface TrajectoryCall {
@@ -5822,7 +5868,18 @@ export const Approval: MessageFns<Approval> = {
 };
 
 function createBaseHistoryEntry(): HistoryEntry {
-  return { step: 0, savedAt: undefined, status: 0, version: 0, messageCount: 0, checkpoint: undefined, chain: "" };
+  return {
+    step: 0,
+    savedAt: undefined,
+    status: 0,
+    version: 0,
+    messageCount: 0,
+    checkpoint: undefined,
+    model: "",
+    usage: undefined,
+    totalUsage: undefined,
+    chain: "",
+  };
 }
 
 export const HistoryEntry: MessageFns<HistoryEntry> = {
@@ -5844,6 +5901,15 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     }
     if (message.checkpoint !== undefined) {
       Checkpoint.encode(message.checkpoint, writer.uint32(50).fork()).join();
+    }
+    if (message.model !== "") {
+      writer.uint32(58).string(message.model);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(66).fork()).join();
+    }
+    if (message.totalUsage !== undefined) {
+      Usage.encode(message.totalUsage, writer.uint32(74).fork()).join();
     }
     if (message.chain !== "") {
       writer.uint32(82).string(message.chain);
@@ -5912,6 +5978,30 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
             message.checkpoint = Checkpoint.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.totalUsage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
           case 10: {
             if (tag !== 82) {
               break;
@@ -5948,6 +6038,13 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
         ? globalThis.Number(object.message_count)
         : 0,
       checkpoint: isSet(object.checkpoint) ? Checkpoint.fromJSON(object.checkpoint) : undefined,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      totalUsage: isSet(object.totalUsage)
+        ? Usage.fromJSON(object.totalUsage)
+        : isSet(object.total_usage)
+        ? Usage.fromJSON(object.total_usage)
+        : undefined,
       chain: isSet(object.chain) ? globalThis.String(object.chain) : "",
     };
   },
@@ -5972,6 +6069,15 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     if (message.checkpoint !== undefined) {
       obj.checkpoint = Checkpoint.toJSON(message.checkpoint);
     }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.totalUsage !== undefined) {
+      obj.totalUsage = Usage.toJSON(message.totalUsage);
+    }
     if (message.chain !== "") {
       obj.chain = message.chain;
     }
@@ -5990,6 +6096,11 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     message.messageCount = object.messageCount ?? 0;
     message.checkpoint = (object.checkpoint !== undefined && object.checkpoint !== null)
       ? Checkpoint.fromPartial(object.checkpoint)
+      : undefined;
+    message.model = object.model ?? "";
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.totalUsage = (object.totalUsage !== undefined && object.totalUsage !== null)
+      ? Usage.fromPartial(object.totalUsage)
       : undefined;
     message.chain = object.chain ?? "";
     return message;
@@ -10248,7 +10359,7 @@ export const GetSessionRequest: MessageFns<GetSessionRequest> = {
 };
 
 function createBaseGetSessionResponse(): GetSessionResponse {
-  return { checkpoint: undefined, queue: [], lastModelFailure: undefined };
+  return { checkpoint: undefined, queue: [], lastModelFailure: undefined, usageByModel: {} };
 }
 
 export const GetSessionResponse: MessageFns<GetSessionResponse> = {
@@ -10262,6 +10373,9 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     if (message.lastModelFailure !== undefined) {
       ModelFailure.encode(message.lastModelFailure, writer.uint32(26).fork()).join();
     }
+    globalThis.Object.entries(message.usageByModel).forEach(([key, value]: [string, Usage]) => {
+      GetSessionResponse_UsageByModelEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
     return writer;
   },
 
@@ -10302,6 +10416,17 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
             message.lastModelFailure = ModelFailure.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = GetSessionResponse_UsageByModelEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.usageByModel[entry4.key] = entry4.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -10323,6 +10448,33 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
         : isSet(object.last_model_failure)
         ? ModelFailure.fromJSON(object.last_model_failure)
         : undefined,
+      usageByModel: isObject(object.usageByModel)
+        ? (globalThis.Object.entries(object.usageByModel) as [string, any][]).reduce(
+          (acc: { [key: string]: Usage }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: Usage.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.usage_by_model)
+        ? (globalThis.Object.entries(object.usage_by_model) as [string, any][]).reduce(
+          (acc: { [key: string]: Usage }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: Usage.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -10336,6 +10488,15 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     }
     if (message.lastModelFailure !== undefined) {
       obj.lastModelFailure = ModelFailure.toJSON(message.lastModelFailure);
+    }
+    if (message.usageByModel) {
+      const entries = globalThis.Object.entries(message.usageByModel) as [string, Usage][];
+      if (entries.length > 0) {
+        obj.usageByModel = {};
+        entries.forEach(([k, v]) => {
+          obj.usageByModel[k] = Usage.toJSON(v);
+        });
+      }
     }
     return obj;
   },
@@ -10352,6 +10513,104 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     message.lastModelFailure = (object.lastModelFailure !== undefined && object.lastModelFailure !== null)
       ? ModelFailure.fromPartial(object.lastModelFailure)
       : undefined;
+    message.usageByModel = (globalThis.Object.entries(object.usageByModel ?? {}) as [string, Usage][]).reduce(
+      (acc: { [key: string]: Usage }, [key, value]: [string, Usage]) => {
+        if (value !== undefined) {
+          acc[key] = Usage.fromPartial(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseGetSessionResponse_UsageByModelEntry(): GetSessionResponse_UsageByModelEntry {
+  return { key: "", value: undefined };
+}
+
+export const GetSessionResponse_UsageByModelEntry: MessageFns<GetSessionResponse_UsageByModelEntry> = {
+  encode(message: GetSessionResponse_UsageByModelEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      Usage.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionResponse_UsageByModelEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionResponse_UsageByModelEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSessionResponse_UsageByModelEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? Usage.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: GetSessionResponse_UsageByModelEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== undefined) {
+      obj.value = Usage.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetSessionResponse_UsageByModelEntry>, I>>(
+    base?: I,
+  ): GetSessionResponse_UsageByModelEntry {
+    return GetSessionResponse_UsageByModelEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetSessionResponse_UsageByModelEntry>, I>>(
+    object: I,
+  ): GetSessionResponse_UsageByModelEntry {
+    const message = createBaseGetSessionResponse_UsageByModelEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null) ? Usage.fromPartial(object.value) : undefined;
     return message;
   },
 };
@@ -10629,7 +10888,15 @@ export const ModelFailure_MetadataEntry: MessageFns<ModelFailure_MetadataEntry> 
 };
 
 function createBaseListSessionsRequest(): ListSessionsRequest {
-  return { pageSize: 0, pageToken: "", status: 0, sessionIdPrefix: "", newestFirst: false, includeTotalSize: false };
+  return {
+    pageSize: 0,
+    pageToken: "",
+    status: 0,
+    sessionIdPrefix: "",
+    newestFirst: false,
+    includeTotalSize: false,
+    costliestFirst: false,
+  };
 }
 
 export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
@@ -10651,6 +10918,9 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     }
     if (message.includeTotalSize !== false) {
       writer.uint32(48).bool(message.includeTotalSize);
+    }
+    if (message.costliestFirst !== false) {
+      writer.uint32(56).bool(message.costliestFirst);
     }
     return writer;
   },
@@ -10716,6 +10986,14 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
             message.includeTotalSize = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.costliestFirst = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -10756,6 +11034,11 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
         : isSet(object.include_total_size)
         ? globalThis.Boolean(object.include_total_size)
         : false,
+      costliestFirst: isSet(object.costliestFirst)
+        ? globalThis.Boolean(object.costliestFirst)
+        : isSet(object.costliest_first)
+        ? globalThis.Boolean(object.costliest_first)
+        : false,
     };
   },
 
@@ -10779,6 +11062,9 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     if (message.includeTotalSize !== false) {
       obj.includeTotalSize = message.includeTotalSize;
     }
+    if (message.costliestFirst !== false) {
+      obj.costliestFirst = message.costliestFirst;
+    }
     return obj;
   },
 
@@ -10793,6 +11079,7 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     message.sessionIdPrefix = object.sessionIdPrefix ?? "";
     message.newestFirst = object.newestFirst ?? false;
     message.includeTotalSize = object.includeTotalSize ?? false;
+    message.costliestFirst = object.costliestFirst ?? false;
     return message;
   },
 };
@@ -12350,7 +12637,7 @@ export const CompareRequest: MessageFns<CompareRequest> = {
 };
 
 function createBaseTrajectoryStep(): TrajectoryStep {
-  return { index: 0, text: "", calls: [] };
+  return { index: 0, text: "", calls: [], model: "", usage: undefined };
 }
 
 export const TrajectoryStep: MessageFns<TrajectoryStep> = {
@@ -12363,6 +12650,12 @@ export const TrajectoryStep: MessageFns<TrajectoryStep> = {
     }
     for (const v of message.calls) {
       TrajectoryCall.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.model !== "") {
+      writer.uint32(34).string(message.model);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -12404,6 +12697,22 @@ export const TrajectoryStep: MessageFns<TrajectoryStep> = {
             message.calls.push(TrajectoryCall.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -12421,6 +12730,8 @@ export const TrajectoryStep: MessageFns<TrajectoryStep> = {
       index: isSet(object.index) ? globalThis.Number(object.index) : 0,
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       calls: globalThis.Array.isArray(object?.calls) ? object.calls.map((e: any) => TrajectoryCall.fromJSON(e)) : [],
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
     };
   },
 
@@ -12435,6 +12746,12 @@ export const TrajectoryStep: MessageFns<TrajectoryStep> = {
     if (message.calls?.length) {
       obj.calls = message.calls.map((e) => TrajectoryCall.toJSON(e));
     }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
     return obj;
   },
 
@@ -12446,6 +12763,8 @@ export const TrajectoryStep: MessageFns<TrajectoryStep> = {
     message.index = object.index ?? 0;
     message.text = object.text ?? "";
     message.calls = object.calls?.map((e) => TrajectoryCall.fromPartial(e)) || [];
+    message.model = object.model ?? "";
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
     return message;
   },
 };

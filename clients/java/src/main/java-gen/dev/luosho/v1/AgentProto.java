@@ -287,6 +287,11 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ModelFailure_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -538,363 +543,372 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "tFingerprint\022.\n\ncreated_at\030\007 \001(\0132\032.googl" +
       "e.protobuf.Timestamp\022.\n\nexpires_at\030\010 \001(\013" +
       "2\032.google.protobuf.Timestamp\022\025\n\rsubagent" +
-      "_path\030( \003(\t\"\331\001\n\014HistoryEntry\022\014\n\004step\030\001 \001" +
+      "_path\030( \003(\t\"\260\002\n\014HistoryEntry\022\014\n\004step\030\001 \001" +
       "(\005\022,\n\010saved_at\030\002 \001(\0132\032.google.protobuf.T" +
       "imestamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Che" +
       "ckpointStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessag" +
       "e_count\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luos" +
-      "ho.v1.Checkpoint\022\r\n\005chain\030\n \001(\t\"\303\002\n\016Sess" +
-      "ionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006status" +
-      "\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022.\n\rf" +
-      "inish_reason\030\003 \001(\0162\027.luosho.v1.FinishRea" +
-      "son\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_count" +
-      "\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdated_a" +
-      "t\030\007 \001(\0132\032.google.protobuf.Timestamp\022)\n\nl" +
-      "ast_drift\030\010 \001(\0132\025.luosho.v1.AgentDrift\022%" +
-      "\n\013total_usage\030\t \001(\0132\020.luosho.v1.Usage\"\360\007" +
-      "\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030\002 " +
-      "\001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.google." +
-      "protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010repl" +
-      "ayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luosho.v" +
-      "1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.luosh" +
-      "o.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024.l" +
-      "uosho.v1.ModelTurnH\000\0221\n\ttool_call\030\r \001(\0132" +
-      "\034.luosho.v1.ToolCallRequestedH\000\022,\n\013tool_" +
-      "result\030\016 \001(\0132\025.luosho.v1.ToolResultH\000\022(\n" +
-      "\tstep_done\030\017 \001(\0132\023.luosho.v1.StepDoneH\000\022" +
-      "&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunDoneH\000\022" +
-      ",\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.AgentDr" +
-      "iftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v1.Te" +
-      "xtDeltaH\000\022:\n\022approval_requested\030\023 \001(\0132\034." +
-      "luosho.v1.ApprovalRequestedH\000\022*\n\ntool_re" +
-      "try\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000\022.\n\014inp" +
-      "ut_queued\030\037 \001(\0132\026.luosho.v1.InputQueuedH" +
-      "\000\0228\n\021approval_resolved\030  \001(\0132\033.luosho.v1" +
-      ".ApprovalResolvedH\000\0224\n\017budget_exceeded\030!" +
-      " \001(\0132\031.luosho.v1.BudgetExceededH\000\0222\n\016too" +
-      "l_reconcile\030\" \001(\0132\030.luosho.v1.ToolReconc" +
-      "ileH\000\0222\n\016provider_retry\030$ \001(\0132\030.luosho.v" +
-      "1.ProviderRetryH\000\0228\n\021provider_fallback\030%" +
-      " \001(\0132\033.luosho.v1.ProviderFallbackH\000\022(\n\010s" +
-      "ubagent\030( \001(\0132\026.luosho.v1.SubAgentTagB\t\n" +
-      "\007payload\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.lu" +
-      "osho.v1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013f" +
-      "ingerprint\030\003 \001(\0132\033.luosho.v1.AgentFinger" +
-      "print\022\022\n\nrequest_id\030\004 \001(\t\"\225\001\n\020ApprovalRe" +
-      "solved\022\023\n\013approval_id\030\001 \001(\t\022\024\n\014tool_call" +
-      "_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010approved" +
-      "\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t" +
-      "\022\017\n\007expired\030\007 \001(\010\"\031\n\tStepStart\022\014\n\004step\030\001" +
-      " \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007messa" +
-      "ge\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005usage\030\003 " +
-      "\001(\0132\020.luosho.v1.Usage\"\305\001\n\021ToolCallReques" +
-      "ted\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho" +
-      ".v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\003\022)\n\010exec" +
-      "utor\030\010 \001(\0162\027.luosho.v1.ToolExecutor\022\017\n\007a" +
-      "ttempt\030\004 \001(\005\022/\n\nreconciled\030\005 \001(\0162\033.luosh" +
-      "o.v1.ReconcileOutcome\"e\n\rToolReconcile\022\014" +
-      "\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.T" +
-      "oolCall\022\017\n\007attempt\030\003 \001(\005\022\022\n\ntimeout_ms\030\004" +
-      " \001(\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_" +
-      "call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\017\n\007atte" +
-      "mpt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001" +
-      "(\003\"^\n\rProviderRetry\022\014\n\004step\030\001 \001(\005\022\r\n\005mod" +
-      "el\030\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005error\030\004 \001(\t" +
-      "\022\020\n\010delay_ms\030\005 \001(\003\"y\n\020ProviderFallback\022\014" +
-      "\n\004step\030\001 \001(\005\022\022\n\nfrom_model\030\002 \001(\t\022\020\n\010to_m" +
-      "odel\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006reason\030\005 \001(" +
-      "\t\022\022\n\nerror_type\030\006 \001(\t\"j\n\nToolResult\022\014\n\004s" +
-      "tep\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_" +
-      "name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_er" +
-      "ror\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tT" +
-      "extDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n" +
-      "\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model" +
-      "_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_" +
-      "removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024" +
-      "instructions_changed\030\006 \001(\010\022\017\n\007refused\030\007 " +
-      "\001(\010\":\n\021ApprovalRequested\022%\n\010approval\030\001 \001" +
-      "(\0132\023.luosho.v1.Approval\"\216\001\n\016BudgetExceed" +
-      "ed\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005valu" +
-      "e\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(" +
-      "\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004pa" +
-      "th\030\007 \003(\t\"\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 " +
-      "\001(\0162\027.luosho.v1.FinishReason\022+\n\006status\030\002" +
-      " \001(\0162\033.luosho.v1.CheckpointStatus\022\022\n\nfin" +
-      "al_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usa" +
-      "ge\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013approval_i" +
-      "d\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\321\002\n\016Execu" +
-      "teRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002" +
-      " \003(\0132\022.luosho.v1.Message\022#\n\005agent\030\003 \001(\0132" +
-      "\024.luosho.v1.AgentSpec\022 \n\023business_state_" +
-      "json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rh" +
-      "istory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\016" +
-      "2\021.luosho.v1.IfBusy\022\031\n\014retention_ms\030\t \001(" +
-      "\003H\002\210\001\001B\026\n\024_business_state_jsonB\020\n\016_histo" +
-      "ry_limitB\017\n\r_retention_msJ\004\010\010\020\tR\021retenti" +
-      "on_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest_id" +
-      "\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Messag" +
-      "e\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n" +
-      "\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.g" +
-      "oogle.protobuf.Timestamp\"0\n\013InputQueued\022" +
-      "\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023De" +
-      "queueInputRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n" +
-      "\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputRespons" +
-      "e\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n" +
-      "\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResume" +
-      "Request\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001" +
-      "(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003" +
-      " \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020." +
-      "luosho.v1.Event\"\232\001\n\027SubmitToolResultRequ" +
-      "est\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030" +
-      "\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004" +
-      " \001(\010\022.\n\treconcile\030\005 \001(\0162\033.luosho.v1.Reco" +
-      "ncileOutcome\"V\n\030SubmitToolResultResponse" +
-      "\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.SubmitOutc" +
-      "ome\022\017\n\007attempt\030\002 \001(\005\"#\n\rCancelRequest\022\022\n" +
-      "\nsession_id\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tc" +
-      "ancelled\030\001 \001(\010\"\'\n\021GetSessionRequest\022\022\n\ns" +
-      "ession_id\030\001 \001(\t\"\233\001\n\022GetSessionResponse\022)" +
-      "\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Checkpoin" +
-      "t\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.QueuedInput" +
-      "\0223\n\022last_model_failure\030\003 \001(\0132\027.luosho.v1" +
-      ".ModelFailure\"\220\002\n\014ModelFailure\022\016\n\006reason" +
-      "\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003(" +
-      "\0132%.luosho.v1.ModelFailure.MetadataEntry" +
-      "\022-\n\tfailed_at\030\004 \001(\0132\032.google.protobuf.Ti" +
-      "mestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_not_b" +
-      "efore\030\006 \001(\0132\032.google.protobuf.Timestamp\032" +
-      "/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002" +
-      " \001(\t:\0028\001\"\266\001\n\023ListSessionsRequest\022\021\n\tpage" +
-      "_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006statu" +
-      "s\030\003 \001(\0162\033.luosho.v1.CheckpointStatus\022\031\n\021" +
-      "session_id_prefix\030\004 \001(\t\022\024\n\014newest_first\030" +
-      "\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\"\204\001\n\024Li" +
-      "stSessionsResponse\022+\n\010sessions\030\001 \003(\0132\031.l" +
-      "uosho.v1.SessionSummary\022\027\n\017next_page_tok" +
-      "en\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r\n\013_to" +
-      "tal_size\"@\n\024DeleteSessionRequest\022\022\n\nsess" +
-      "ion_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025De" +
-      "leteSessionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n" +
-      "\016ResolveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010" +
-      "approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 " +
-      "\001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030" +
-      "\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_t" +
-      "ool_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005eve" +
-      "nt\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListApprov" +
-      "alsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_s" +
-      "ize\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApp" +
-      "rovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luos" +
-      "ho.v1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"" +
-      "g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
-      "\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022" +
-      "include_checkpoint\030\004 \001(\010\"T\n\017HistoryRespo" +
-      "nse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.History" +
-      "Entry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkP" +
-      "atch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messag" +
-      "es\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023business" +
-      "_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 " +
-      "\001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014appen" +
-      "d_input\030\005 \001(\tB\026\n\024_business_state_json\"N\n" +
-      "\017ToolResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023" +
-      "\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n" +
-      "\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom" +
-      "_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005p" +
-      "atch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014Fork" +
-      "Response\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001" +
-      "(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Check" +
-      "point\"<\n\016CompareRequest\022\024\n\014session_id_a\030" +
-      "\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Trajector" +
-      "yStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005ca" +
-      "lls\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\332\001\n" +
-      "\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n" +
-      "\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\030\n\013r" +
-      "esult_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022" +
-      "\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031.l" +
-      "uosho.v1.TrajectoryStepB\016\n\014_result_jsonJ" +
-      "\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022\014\n\004st" +
-      "ep\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json" +
-      "_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017T" +
-      "rajectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014" +
-      "tool_order_b\030\002 \003(\t\022\032\n\022tool_order_changed" +
-      "\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1.Ar" +
-      "gumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030" +
-      "\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luosho." +
-      "v1.FinishReason\0220\n\017finish_reason_b\030\010 \001(\016" +
-      "2\027.luosho.v1.FinishReason\"\262\001\n\017CompareRes" +
-      "ponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryS" +
-      "tep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.TrajectorySte" +
-      "p\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001" +
-      "(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_diver" +
-      "ged_at\"E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n" +
-      "\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v" +
-      "1.Event\"(\n\025ListMcpServersRequest\022\017\n\007refr" +
-      "esh\030\001 \001(\010\"?\n\026ListMcpServersResponse\022%\n\007s" +
-      "ervers\030\001 \003(\0132\024.luosho.v1.McpServer\"\302\001\n\tM" +
-      "cpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport\030\007 \001(" +
-      "\0162\027.luosho.v1.McpTransport\022(\n\005state\030\010 \001(" +
-      "\0162\031.luosho.v1.McpServerState\022\016\n\006starts\030\004" +
-      " \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132" +
-      "\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpT" +
-      "ool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031" +
-      "\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_only_h" +
-      "int\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010" +
-      "H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destructive" +
-      "_hint*\376\031\n\013ErrorReason\022\034\n\030ERROR_REASON_UN" +
-      "SPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!" +
-      "\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERR" +
-      "OR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_R" +
-      "EASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR_RE" +
-      "ASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_REASO" +
-      "N_SESSION_EXISTS\020\006\022$\n ERROR_REASON_EVENT" +
-      "S_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TOOL_CA" +
-      "LL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL_CALL" +
-      "_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESSION_A" +
-      "WAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_AGENT" +
-      "_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOOL_MIS" +
-      "SING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY\020\r\022\033\n" +
-      "\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR_REAS" +
-      "ON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON_PROV" +
-      "IDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHUTTING" +
-      "_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RUNS\020\022\022" +
-      "\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023\022 \n\034E" +
-      "RROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ERROR_R" +
-      "EASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_REASO" +
-      "N_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPUT_DEQ" +
-      "UEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_REUSE" +
-      "D\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020\031\022\036\n\032" +
-      "ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERROR_RE" +
-      "ASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_REASON_" +
-      "AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DUPLICA" +
-      "TE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_DUPLI" +
-      "CATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF_BUSY" +
-      "_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPUT_REQ" +
-      "UIRED\020,\022$\n ERROR_REASON_INVALID_APPROVAL" +
-      "_ID\020-\022)\n%ERROR_REASON_INVALID_APPROVAL_T" +
-      "IMEOUT\020.\022%\n!ERROR_REASON_INVALID_DRIFT_P" +
-      "OLICY\020/\022&\n\"ERROR_REASON_INVALID_HISTORY_" +
-      "LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\0201\022 \n\034" +
-      "ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031ERROR_" +
-      "REASON_INVALID_JSON\0203\022\"\n\036ERROR_REASON_IN" +
-      "VALID_MAX_STEPS\0204\022$\n ERROR_REASON_INVALI" +
-      "D_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INVALID_" +
-      "MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_MODEL\020" +
-      "7\022\'\n#ERROR_REASON_INVALID_MODEL_SETTINGS" +
-      "\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZE\0209\022#" +
-      "\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:\022#\n\037E" +
-      "RROR_REASON_INVALID_REQUEST_ID\020;\022\037\n\033ERRO" +
-      "R_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_REASO" +
-      "N_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REASON_I" +
-      "NVALID_STATUS\020>\022!\n\035ERROR_REASON_INVALID_" +
-      "SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_SUBAG" +
-      "ENT_NAME\020@\022%\n!ERROR_REASON_INVALID_TOOL_" +
-      "CALL_ID\020A\022)\n%ERROR_REASON_INVALID_TOOL_C" +
-      "ONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALID_TOO" +
-      "L_NAME\020C\022$\n ERROR_REASON_INVALID_TOOL_SC" +
-      "HEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL_TIME" +
-      "OUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOUND\020F\022" +
-      "*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMI" +
-      "T\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTION" +
-      "_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGENT_DES" +
-      "CRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON_SUBA" +
-      "GENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REASON_SU" +
-      "BAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_REASON_" +
-      "TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_TOOL_R" +
-      "ESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASON_TOO" +
-      "_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_UNKNOW" +
-      "N_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKNOWN_P" +
-      "ROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_TOOL_C" +
-      "ALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETENTION\020" +
-      "R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d\022\'\n#E" +
-      "RROR_REASON_UNSUPPORTED_MEDIA_TYPE\020e\022\036\n\032" +
-      "ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_RE" +
-      "ASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_REASO" +
-      "N_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASON_CSR" +
-      "F_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON_CSRF" +
-      "_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_INVALID" +
-      "_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_INVALID" +
-      "_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INVALID_" +
-      "INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASON_INV" +
-      "ALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_INVALID" +
-      "_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_NEWEST" +
-      "_FIRST\020p\022+\n\'ERROR_REASON_INVALID_INCLUDE" +
-      "_TOTAL_SIZE\020q\022$\n ERROR_REASON_RECONCILE_" +
-      "NOT_ASKED\020x\022*\n&ERROR_REASON_INVALID_RECO" +
-      "NCILE_OUTCOME\020y\022\037\n\033ERROR_REASON_INVALID_" +
-      "LIMITS\020}\022)\n%ERROR_REASON_COST_LIMIT_WITH" +
-      "OUT_PRICE\020~\022)\n$ERROR_REASON_INVALID_FALL" +
-      "BACK_MODELS\020\221\001*_\n\004Role\022\024\n\020ROLE_UNSPECIFI" +
-      "ED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016" +
-      "ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Agen" +
-      "tDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPE" +
-      "CIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n" +
-      "\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRI" +
-      "FT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022" +
-      "!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CH" +
-      "ECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPO" +
-      "INT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKP" +
-      "OINT_STATUS_FINISHED\020\003*\352\001\n\014FinishReason\022" +
-      "\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH",
-      "_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEP" +
-      "S\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH" +
-      "_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_RE" +
-      "ASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_" +
-      "DEADLINE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP" +
-      "_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_" +
-      "TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022" +
-      "\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAppro" +
-      "val\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP" +
-      "_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020" +
-      "\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020" +
-      "\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022" +
-      "\023\n\017RUN_MODE_RESUME\020\003*\223\001\n\020ReconcileOutcom" +
-      "e\022!\n\035RECONCILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026" +
-      "RECONCILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE_OU" +
-      "TCOME_NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTCOME" +
-      "_UNKNOWN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECU" +
-      "TOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIEN" +
-      "T\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022" +
-      "\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJE" +
-      "CT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INT" +
-      "ERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmit" +
-      "Outcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022" +
-      "\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_O" +
-      "UTCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MC" +
-      "P_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPO" +
-      "RT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016M" +
-      "cpServerState\022 \n\034MCP_SERVER_STATE_UNSPEC" +
-      "IFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020" +
-      "\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_S" +
-      "ERVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n\007E" +
-      "xecute\022\031.luosho.v1.ExecuteRequest\032\032.luos" +
-      "ho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luos" +
-      "ho.v1.ResumeRequest\032\031.luosho.v1.ResumeRe" +
-      "sponse0\001\022[\n\020SubmitToolResult\022\".luosho.v1" +
-      ".SubmitToolResultRequest\032#.luosho.v1.Sub" +
-      "mitToolResultResponse\022=\n\006Cancel\022\030.luosho" +
-      ".v1.CancelRequest\032\031.luosho.v1.CancelResp" +
-      "onse\022I\n\nGetSession\022\034.luosho.v1.GetSessio" +
-      "nRequest\032\035.luosho.v1.GetSessionResponse\022" +
-      "O\n\014ListSessions\022\036.luosho.v1.ListSessions" +
-      "Request\032\037.luosho.v1.ListSessionsResponse" +
-      "\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSess" +
-      "ionRequest\032 .luosho.v1.DeleteSessionResp" +
-      "onse\022B\n\007Resolve\022\031.luosho.v1.ResolveReque" +
-      "st\032\032.luosho.v1.ResolveResponse0\001\022R\n\rList" +
-      "Approvals\022\037.luosho.v1.ListApprovalsReque" +
-      "st\032 .luosho.v1.ListApprovalsResponse\022@\n\007" +
-      "History\022\031.luosho.v1.HistoryRequest\032\032.luo" +
-      "sho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho." +
-      "v1.ForkRequest\032\027.luosho.v1.ForkResponse\022" +
-      "@\n\007Compare\022\031.luosho.v1.CompareRequest\032\032." +
-      "luosho.v1.CompareResponse\022<\n\005Watch\022\027.luo" +
-      "sho.v1.WatchRequest\032\030.luosho.v1.WatchRes" +
-      "ponse0\001\022U\n\016ListMcpServers\022 .luosho.v1.Li" +
-      "stMcpServersRequest\032!.luosho.v1.ListMcpS" +
-      "erversResponse\022O\n\014DequeueInput\022\036.luosho." +
-      "v1.DequeueInputRequest\032\037.luosho.v1.Deque" +
-      "ueInputResponseB\035\n\rdev.luosho.v1B\nAgentP" +
-      "rotoP\001b\006proto3"
+      "ho.v1.Checkpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005usage" +
+      "\030\010 \001(\0132\020.luosho.v1.Usage\022%\n\013total_usage\030" +
+      "\t \001(\0132\020.luosho.v1.Usage\022\r\n\005chain\030\n \001(\t\"\303" +
+      "\002\n\016SessionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n" +
+      "\006status\030\002 \001(\0162\033.luosho.v1.CheckpointStat" +
+      "us\022.\n\rfinish_reason\030\003 \001(\0162\027.luosho.v1.Fi" +
+      "nishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessag" +
+      "e_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nup" +
+      "dated_at\030\007 \001(\0132\032.google.protobuf.Timesta" +
+      "mp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v1.Agent" +
+      "Drift\022%\n\013total_usage\030\t \001(\0132\020.luosho.v1.U" +
+      "sage\"\360\007\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006ru" +
+      "n_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032." +
+      "google.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022" +
+      "\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.l" +
+      "uosho.v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132" +
+      "\024.luosho.v1.StepStartH\000\022*\n\nmodel_turn\030\014 " +
+      "\001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\ttool_call" +
+      "\030\r \001(\0132\034.luosho.v1.ToolCallRequestedH\000\022," +
+      "\n\013tool_result\030\016 \001(\0132\025.luosho.v1.ToolResu" +
+      "ltH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.Step" +
+      "DoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.Run" +
+      "DoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1." +
+      "AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosh" +
+      "o.v1.TextDeltaH\000\022:\n\022approval_requested\030\023" +
+      " \001(\0132\034.luosho.v1.ApprovalRequestedH\000\022*\n\n" +
+      "tool_retry\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000" +
+      "\022.\n\014input_queued\030\037 \001(\0132\026.luosho.v1.Input" +
+      "QueuedH\000\0228\n\021approval_resolved\030  \001(\0132\033.lu" +
+      "osho.v1.ApprovalResolvedH\000\0224\n\017budget_exc" +
+      "eeded\030! \001(\0132\031.luosho.v1.BudgetExceededH\000" +
+      "\0222\n\016tool_reconcile\030\" \001(\0132\030.luosho.v1.Too" +
+      "lReconcileH\000\0222\n\016provider_retry\030$ \001(\0132\030.l" +
+      "uosho.v1.ProviderRetryH\000\0228\n\021provider_fal" +
+      "lback\030% \001(\0132\033.luosho.v1.ProviderFallback" +
+      "H\000\022(\n\010subagent\030( \001(\0132\026.luosho.v1.SubAgen" +
+      "tTagB\t\n\007payload\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001" +
+      "(\0162\022.luosho.v1.RunMode\022\022\n\nstep_index\030\002 \001" +
+      "(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho.v1.Agen" +
+      "tFingerprint\022\022\n\nrequest_id\030\004 \001(\t\"\225\001\n\020App" +
+      "rovalResolved\022\023\n\013approval_id\030\001 \001(\t\022\024\n\014to" +
+      "ol_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010a" +
+      "pproved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n\ndecided_b" +
+      "y\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"\031\n\tStepStart\022\014\n" +
+      "\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#" +
+      "\n\007message\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005u" +
+      "sage\030\003 \001(\0132\020.luosho.v1.Usage\"\305\001\n\021ToolCal" +
+      "lRequested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023" +
+      ".luosho.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\003\022" +
+      ")\n\010executor\030\010 \001(\0162\027.luosho.v1.ToolExecut" +
+      "or\022\017\n\007attempt\030\004 \001(\005\022/\n\nreconciled\030\005 \001(\0162" +
+      "\033.luosho.v1.ReconcileOutcome\"e\n\rToolReco" +
+      "ncile\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luos" +
+      "ho.v1.ToolCall\022\017\n\007attempt\030\003 \001(\005\022\022\n\ntimeo" +
+      "ut_ms\030\004 \001(\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001(\005\022\024" +
+      "\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022" +
+      "\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay" +
+      "_ms\030\006 \001(\003\"^\n\rProviderRetry\022\014\n\004step\030\001 \001(\005" +
+      "\022\r\n\005model\030\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005erro" +
+      "r\030\004 \001(\t\022\020\n\010delay_ms\030\005 \001(\003\"y\n\020ProviderFal" +
+      "lback\022\014\n\004step\030\001 \001(\005\022\022\n\nfrom_model\030\002 \001(\t\022" +
+      "\020\n\010to_model\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006reas" +
+      "on\030\005 \001(\t\022\022\n\nerror_type\030\006 \001(\t\"j\n\nToolResu" +
+      "lt\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021" +
+      "\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020" +
+      "\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001" +
+      "(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 " +
+      "\001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020" +
+      "\n\010model_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n" +
+      "\rtools_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 " +
+      "\003(\t\022\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007ref" +
+      "used\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010appro" +
+      "val\030\001 \001(\0132\023.luosho.v1.Approval\"\216\001\n\016Budge" +
+      "tExceeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022" +
+      "\r\n\005value\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_ca" +
+      "se\030\005 \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usag" +
+      "e\022\014\n\004path\030\007 \003(\t\"\333\001\n\007RunDone\022.\n\rfinish_re" +
+      "ason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n\006s" +
+      "tatus\030\002 \001(\0162\033.luosho.v1.CheckpointStatus" +
+      "\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005" +
+      "\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013app" +
+      "roval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\321\002" +
+      "\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005" +
+      "input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005agent" +
+      "\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023business" +
+      "_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001" +
+      "(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_bus" +
+      "y\030\007 \001(\0162\021.luosho.v1.IfBusy\022\031\n\014retention_" +
+      "ms\030\t \001(\003H\002\210\001\001B\026\n\024_business_state_jsonB\020\n" +
+      "\016_history_limitB\017\n\r_retention_msJ\004\010\010\020\tR\021" +
+      "retention_seconds\"\253\001\n\013QueuedInput\022\022\n\nreq" +
+      "uest_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1" +
+      ".Message\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.If" +
+      "Busy\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 " +
+      "\001(\0132\032.google.protobuf.Timestamp\"0\n\013Input" +
+      "Queued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(" +
+      "\005\"=\n\023DequeueInputRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInput" +
+      "Response\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResp" +
+      "onse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n" +
+      "\rResumeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005ag" +
+      "ent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreque" +
+      "st_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001" +
+      " \001(\0132\020.luosho.v1.Event\"\232\001\n\027SubmitToolRes" +
+      "ultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_c" +
+      "all_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_" +
+      "error\030\004 \001(\010\022.\n\treconcile\030\005 \001(\0162\033.luosho." +
+      "v1.ReconcileOutcome\"V\n\030SubmitToolResultR" +
+      "esponse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Sub" +
+      "mitOutcome\022\017\n\007attempt\030\002 \001(\005\"#\n\rCancelReq" +
+      "uest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelRespon" +
+      "se\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionReque" +
+      "st\022\022\n\nsession_id\030\001 \001(\t\"\253\002\n\022GetSessionRes" +
+      "ponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Ch" +
+      "eckpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.Queu" +
+      "edInput\0223\n\022last_model_failure\030\003 \001(\0132\027.lu" +
+      "osho.v1.ModelFailure\022G\n\016usage_by_model\030\004" +
+      " \003(\0132/.luosho.v1.GetSessionResponse.Usag" +
+      "eByModelEntry\032E\n\021UsageByModelEntry\022\013\n\003ke" +
+      "y\030\001 \001(\t\022\037\n\005value\030\002 \001(\0132\020.luosho.v1.Usage" +
+      ":\0028\001\"\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001(\t\022\017\n" +
+      "\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luosh" +
+      "o.v1.ModelFailure.MetadataEntry\022-\n\tfaile" +
+      "d_at\030\004 \001(\0132\032.google.protobuf.Timestamp\022\020" +
+      "\n\010failures\030\005 \001(\005\0224\n\020retry_not_before\030\006 \001" +
+      "(\0132\032.google.protobuf.Timestamp\032/\n\rMetada" +
+      "taEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"" +
+      "\317\001\n\023ListSessionsRequest\022\021\n\tpage_size\030\001 \001" +
+      "(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033" +
+      ".luosho.v1.CheckpointStatus\022\031\n\021session_i" +
+      "d_prefix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n\022" +
+      "include_total_size\030\006 \001(\010\022\027\n\017costliest_fi" +
+      "rst\030\007 \001(\010\"\204\001\n\024ListSessionsResponse\022+\n\010se" +
+      "ssions\030\001 \003(\0132\031.luosho.v1.SessionSummary\022" +
+      "\027\n\017next_page_token\030\002 \001(\t\022\027\n\ntotal_size\030\003" +
+      " \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024DeleteSessio" +
+      "nRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_his" +
+      "tory\030\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007d" +
+      "eleted\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013appro" +
+      "val_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003" +
+      " \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSpe" +
+      "c\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(" +
+      "\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\"2\n\017Resolv" +
+      "eResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Eve" +
+      "nt\"Q\n\024ListApprovalsRequest\022\022\n\nsession_id" +
+      "\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030" +
+      "\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n\tapprov" +
+      "als\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017next_p" +
+      "age_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage" +
+      "_token\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010" +
+      "\"T\n\017HistoryResponse\022(\n\007entries\030\001 \003(\0132\027.l" +
+      "uosho.v1.HistoryEntry\022\027\n\017next_page_token" +
+      "\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_messages" +
+      "\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Mes" +
+      "sage\022 \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022/" +
+      "\n\013tool_result\030\004 \001(\0132\032.luosho.v1.ToolResu" +
+      "ltPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_busine" +
+      "ss_state_json\"N\n\017ToolResultPatch\022\024\n\014tool" +
+      "_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010i" +
+      "s_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_" +
+      "id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_sessi" +
+      "on_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.F" +
+      "orkPatch\"[\n\014ForkResponse\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025" +
+      ".luosho.v1.Checkpoint\"<\n\016CompareRequest\022" +
+      "\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 " +
+      "\001(\t\"\207\001\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n" +
+      "\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.T" +
+      "rajectoryCall\022\r\n\005model\030\004 \001(\t\022\037\n\005usage\030\005 " +
+      "\001(\0132\020.luosho.v1.Usage\"\332\001\n\016TrajectoryCall" +
+      "\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016" +
+      "arguments_json\030\003 \001(\t\022\030\n\013result_json\030\005 \001(" +
+      "\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(" +
+      "\t\022-\n\ntask_steps\030` \003(\0132\031.luosho.v1.Trajec" +
+      "toryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\nhas_resu" +
+      "lt\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004too" +
+      "l\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020arg" +
+      "uments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022" +
+      "\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 " +
+      "\003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\targum" +
+      "ents\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007" +
+      "steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish" +
+      "_reason_a\030\007 \001(\0162\027.luosho.v1.FinishReason" +
+      "\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1.Fi" +
+      "nishReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(" +
+      "\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132" +
+      "\031.luosho.v1.TrajectoryStep\022\030\n\013diverged_a" +
+      "t\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1." +
+      "TrajectoryDriftB\016\n\014_diverged_at\"E\n\014Watch" +
+      "Request\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq" +
+      "\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022" +
+      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025List" +
+      "McpServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026Li" +
+      "stMcpServersResponse\022%\n\007servers\030\001 \003(\0132\024." +
+      "luosho.v1.McpServer\"\302\001\n\tMcpServer\022\014\n\004nam" +
+      "e\030\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luosho.v1.M" +
+      "cpTransport\022(\n\005state\030\010 \001(\0162\031.luosho.v1.M" +
+      "cpServerState\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_er" +
+      "ror\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.Mcp" +
+      "ToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001" +
+      "(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema_" +
+      "json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022" +
+      "\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_" +
+      "only_hintB\023\n\021_destructive_hint*\251\032\n\013Error" +
+      "Reason\022\034\n\030ERROR_REASON_UNSPECIFIED\020\000\022\031\n\025" +
+      "ERROR_REASON_INTERNAL\020\001\022!\n\035ERROR_REASON_" +
+      "INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_PAYLO" +
+      "AD_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHECKPOIN" +
+      "T_NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPROVAL_N" +
+      "OT_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_EXIST" +
+      "S\020\006\022$\n ERROR_REASON_EVENTS_OUT_OF_RANGE\020" +
+      "\007\022$\n ERROR_REASON_TOOL_CALL_NOT_FOUND\020\010\022" +
+      "&\n\"ERROR_REASON_TOOL_CALL_NOT_PENDING\020\t\022" +
+      "*\n&ERROR_REASON_SESSION_AWAITING_APPROVA" +
+      "L\020\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$\n ERR" +
+      "OR_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031ERROR" +
+      "_REASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REASON_L" +
+      "EASE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDER_ERR" +
+      "OR\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJECTED\020\020" +
+      "\022\036\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n\032ERRO" +
+      "R_REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_REASON" +
+      "_DAEMON_OVERLOADED\020\023\022 \n\034ERROR_REASON_UNA" +
+      "UTHENTICATED\020\024\022\"\n\036ERROR_REASON_STORE_UNA" +
+      "VAILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FULL\020\026\022" +
+      "\037\n\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n\036ERRO" +
+      "R_REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERROR_RE" +
+      "ASON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REASON_TO" +
+      "KEN_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_NOT_A" +
+      "LLOWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQUIRED\020" +
+      "(\022(\n$ERROR_REASON_DUPLICATE_SUBAGENT_NAM" +
+      "E\020)\022$\n ERROR_REASON_DUPLICATE_TOOL_NAME\020" +
+      "*\022$\n ERROR_REASON_IF_BUSY_UNSUPPORTED\020+\022" +
+      "\037\n\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n ERRO" +
+      "R_REASON_INVALID_APPROVAL_ID\020-\022)\n%ERROR_" +
+      "REASON_INVALID_APPROVAL_TIMEOUT\020.\022%\n!ERR" +
+      "OR_REASON_INVALID_DRIFT_POLICY\020/\022&\n\"ERRO" +
+      "R_REASON_INVALID_HISTORY_LIMIT\0200\022\033\n\027ERRO" +
+      "R_REASON_INVALID_ID\0201\022 \n\034ERROR_REASON_IN" +
+      "VALID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INVALID_" +
+      "JSON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_STEPS" +
+      "\0204\022$\n ERROR_REASON_INVALID_MCP_SERVERS\0205" +
+      "\022 \n\034ERROR_REASON_INVALID_MESSAGE\0206\022\036\n\032ER" +
+      "ROR_REASON_INVALID_MODEL\0207\022\'\n#ERROR_REAS" +
+      "ON_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERROR_REA" +
+      "SON_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_REASON_" +
+      "INVALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASON_INV" +
+      "ALID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_INVALI" +
+      "D_SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_SESSI" +
+      "ON_ID\020=\022\037\n\033ERROR_REASON_INVALID_STATUS\020>" +
+      "\022!\n\035ERROR_REASON_INVALID_SUBAGENT\020?\022&\n\"E" +
+      "RROR_REASON_INVALID_SUBAGENT_NAME\020@\022%\n!E" +
+      "RROR_REASON_INVALID_TOOL_CALL_ID\020A\022)\n%ER" +
+      "ROR_REASON_INVALID_TOOL_CONCURRENCY\020B\022\"\n" +
+      "\036ERROR_REASON_INVALID_TOOL_NAME\020C\022$\n ERR" +
+      "OR_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!ERROR" +
+      "_REASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034ERROR_" +
+      "REASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_REASON" +
+      "_SUBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERROR_RE" +
+      "ASON_SUBAGENT_DESCRIPTION_REQUIRED\020H\022.\n*" +
+      "ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LO" +
+      "NG\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_TOO_L" +
+      "ARGE\020J\022(\n$ERROR_REASON_SUBAGENT_TASK_NOT" +
+      "_FOUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_CLASH" +
+      "\020L\022)\n%ERROR_REASON_TOOL_RESULT_OUT_OF_OR" +
+      "DER\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBAGENTS" +
+      "\020N\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERVER\020O\022" +
+      "!\n\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022\"\n\036ER" +
+      "ROR_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR_" +
+      "REASON_INVALID_RETENTION\020R\022 \n\034ERROR_REAS" +
+      "ON_INVALID_REQUEST\020d\022\'\n#ERROR_REASON_UNS" +
+      "UPPORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REASON_NO" +
+      "_SUCH_ROUTE\020f\022#\n\037ERROR_REASON_METHOD_NOT" +
+      "_ALLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT_ALLO" +
+      "WED\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_MISMAT" +
+      "CH\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INVALID\020" +
+      "j\022&\n\"ERROR_REASON_INVALID_LAST_EVENT_ID\020" +
+      "k\022%\n!ERROR_REASON_INVALID_KEEP_HISTORY\020l" +
+      "\022+\n\'ERROR_REASON_INVALID_INCLUDE_CHECKPO" +
+      "INT\020m\022\"\n\036ERROR_REASON_INVALID_AFTER_SEQ\020" +
+      "n\022\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022%\n!ER" +
+      "ROR_REASON_INVALID_NEWEST_FIRST\020p\022+\n\'ERR" +
+      "OR_REASON_INVALID_INCLUDE_TOTAL_SIZE\020q\022$" +
+      "\n ERROR_REASON_RECONCILE_NOT_ASKED\020x\022*\n&" +
+      "ERROR_REASON_INVALID_RECONCILE_OUTCOME\020y" +
+      "\022\037\n\033ERROR_REASON_INVALID_LIMITS\020}\022)\n%ERR" +
+      "OR_REASON_COST_LIMIT_WITHOUT_PRICE\020~\022)\n$" +
+      "ERROR_REASON_INVALID_COSTLIEST_FIRST\020\202\001\022" +
+      ")\n$ERROR_REASON_INVALID_FALLBACK_MODELS\020" +
+      "\221\001*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE" +
+      "_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTA" +
+      "NT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy",
+      "\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027" +
+      "AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT" +
+      "_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IG" +
+      "NORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOIN" +
+      "T_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STA" +
+      "TUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_A" +
+      "WAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_" +
+      "FINISHED\020\003*\352\001\n\014FinishReason\022\035\n\031FINISH_RE" +
+      "ASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP" +
+      "\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINIS" +
+      "H_REASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAI" +
+      "TING_APPROVAL\020\004\022!\n\035FINISH_REASON_BUDGET_" +
+      "EXCEEDED\020\005\022#\n\037FINISH_REASON_DEADLINE_EXC" +
+      "EEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UN" +
+      "SPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n" +
+      "\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY" +
+      "_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_A" +
+      "PPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GA" +
+      "TE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode" +
+      "\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_N" +
+      "EW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_" +
+      "RESUME\020\003*\223\001\n\020ReconcileOutcome\022!\n\035RECONCI" +
+      "LE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OU" +
+      "TCOME_DONE\020\001\022!\n\035RECONCILE_OUTCOME_NOT_ST" +
+      "ARTED\020\002\022\035\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a" +
+      "\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPECIF" +
+      "IED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_" +
+      "EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_U" +
+      "NSPECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_B" +
+      "USY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020" +
+      "IF_BUSY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032S" +
+      "UBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OU" +
+      "TCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLI" +
+      "CATE\020\002*^\n\014McpTransport\022\035\n\031MCP_TRANSPORT_" +
+      "UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026" +
+      "\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016McpServerStat" +
+      "e\022 \n\034MCP_SERVER_STATE_UNSPECIFIED\020\000\022 \n\034M" +
+      "CP_SERVER_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SER" +
+      "VER_STATE_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_" +
+      "DOWN\020\0032\332\010\n\014AgentService\022B\n\007Execute\022\031.luo" +
+      "sho.v1.ExecuteRequest\032\032.luosho.v1.Execut" +
+      "eResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resume" +
+      "Request\032\031.luosho.v1.ResumeResponse0\001\022[\n\020" +
+      "SubmitToolResult\022\".luosho.v1.SubmitToolR" +
+      "esultRequest\032#.luosho.v1.SubmitToolResul" +
+      "tResponse\022=\n\006Cancel\022\030.luosho.v1.CancelRe" +
+      "quest\032\031.luosho.v1.CancelResponse\022I\n\nGetS" +
+      "ession\022\034.luosho.v1.GetSessionRequest\032\035.l" +
+      "uosho.v1.GetSessionResponse\022O\n\014ListSessi" +
+      "ons\022\036.luosho.v1.ListSessionsRequest\032\037.lu" +
+      "osho.v1.ListSessionsResponse\022R\n\rDeleteSe" +
+      "ssion\022\037.luosho.v1.DeleteSessionRequest\032 " +
+      ".luosho.v1.DeleteSessionResponse\022B\n\007Reso" +
+      "lve\022\031.luosho.v1.ResolveRequest\032\032.luosho." +
+      "v1.ResolveResponse0\001\022R\n\rListApprovals\022\037." +
+      "luosho.v1.ListApprovalsRequest\032 .luosho." +
+      "v1.ListApprovalsResponse\022@\n\007History\022\031.lu" +
+      "osho.v1.HistoryRequest\032\032.luosho.v1.Histo" +
+      "ryResponse\0227\n\004Fork\022\026.luosho.v1.ForkReque" +
+      "st\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022\031" +
+      ".luosho.v1.CompareRequest\032\032.luosho.v1.Co" +
+      "mpareResponse\022<\n\005Watch\022\027.luosho.v1.Watch" +
+      "Request\032\030.luosho.v1.WatchResponse0\001\022U\n\016L" +
+      "istMcpServers\022 .luosho.v1.ListMcpServers" +
+      "Request\032!.luosho.v1.ListMcpServersRespon" +
+      "se\022O\n\014DequeueInput\022\036.luosho.v1.DequeueIn" +
+      "putRequest\032\037.luosho.v1.DequeueInputRespo" +
+      "nseB\035\n\rdev.luosho.v1B\nAgentProtoP\001b\006prot" +
+      "o3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -1020,7 +1034,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryEntry_descriptor,
-        new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", "Chain", });
+        new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", "Model", "Usage", "TotalUsage", "Chain", });
     internal_static_luosho_v1_SessionSummary_descriptor =
       getDescriptor().getMessageType(18);
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
@@ -1212,7 +1226,13 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
-        new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", });
+        new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", "UsageByModel", });
+    internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor =
+      internal_static_luosho_v1_GetSessionResponse_descriptor.getNestedType(0);
+    internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_ModelFailure_descriptor =
       getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ModelFailure_fieldAccessorTable = new
@@ -1230,7 +1250,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
-        new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", });
+        new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", "CostliestFirst", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
       getDescriptor().getMessageType(52);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
@@ -1320,7 +1340,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
-        new java.lang.String[] { "Index", "Text", "Calls", });
+        new java.lang.String[] { "Index", "Text", "Calls", "Model", "Usage", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
       getDescriptor().getMessageType(67);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new

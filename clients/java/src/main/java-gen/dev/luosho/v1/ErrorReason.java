@@ -505,6 +505,14 @@ public enum ErrorReason
   ERROR_REASON_COST_LIMIT_WITHOUT_PRICE(126),
   /**
    * <pre>
+   * INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
+   */
+  ERROR_REASON_INVALID_COSTLIEST_FIRST(130),
+  /**
+   * <pre>
    * fallback_models repeats the model or one of its entries.
    * </pre>
    *
@@ -1008,6 +1016,14 @@ public enum ErrorReason
   public static final int ERROR_REASON_COST_LIMIT_WITHOUT_PRICE_VALUE = 126;
   /**
    * <pre>
+   * INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
+   */
+  public static final int ERROR_REASON_INVALID_COSTLIEST_FIRST_VALUE = 130;
+  /**
+   * <pre>
    * fallback_models repeats the model or one of its entries.
    * </pre>
    *
@@ -1129,6 +1145,7 @@ public enum ErrorReason
       case 121: return ERROR_REASON_INVALID_RECONCILE_OUTCOME;
       case 125: return ERROR_REASON_INVALID_LIMITS;
       case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
+      case 130: return ERROR_REASON_INVALID_COSTLIEST_FIRST;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
       default: return null;
     }

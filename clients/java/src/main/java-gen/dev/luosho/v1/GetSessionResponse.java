@@ -41,6 +41,18 @@ private static final long serialVersionUID = 0L;
     return dev.luosho.v1.AgentProto.internal_static_luosho_v1_GetSessionResponse_descriptor;
   }
 
+  @SuppressWarnings({"rawtypes"})
+  @java.lang.Override
+  protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+      int number) {
+    switch (number) {
+      case 4:
+        return internalGetUsageByModel();
+      default:
+        throw new RuntimeException(
+            "Invalid map field number: " + number);
+    }
+  }
   @java.lang.Override
   protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internalGetFieldAccessorTable() {
@@ -181,6 +193,113 @@ private static final long serialVersionUID = 0L;
     return lastModelFailure_ == null ? dev.luosho.v1.ModelFailure.getDefaultInstance() : lastModelFailure_;
   }
 
+  public static final int USAGE_BY_MODEL_FIELD_NUMBER = 4;
+  private static final class UsageByModelDefaultEntryHolder {
+    static final com.google.protobuf.MapEntry<
+        java.lang.String, dev.luosho.v1.Usage> defaultEntry =
+            com.google.protobuf.MapEntry
+            .<java.lang.String, dev.luosho.v1.Usage>newDefaultInstance(
+                dev.luosho.v1.AgentProto.internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor, 
+                com.google.protobuf.WireFormat.FieldType.STRING,
+                "",
+                com.google.protobuf.WireFormat.FieldType.MESSAGE,
+                dev.luosho.v1.Usage.getDefaultInstance());
+  }
+  @SuppressWarnings("serial")
+  private com.google.protobuf.MapField<
+      java.lang.String, dev.luosho.v1.Usage> usageByModel_;
+  private com.google.protobuf.MapField<java.lang.String, dev.luosho.v1.Usage>
+  internalGetUsageByModel() {
+    if (usageByModel_ == null) {
+      return com.google.protobuf.MapField.emptyMapField(
+          UsageByModelDefaultEntryHolder.defaultEntry);
+    }
+    return usageByModel_;
+  }
+  public int getUsageByModelCount() {
+    return internalGetUsageByModel().getMap().size();
+  }
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  @java.lang.Override
+  public boolean containsUsageByModel(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    return internalGetUsageByModel().getMap().containsKey(key);
+  }
+  /**
+   * Use {@link #getUsageByModelMap()} instead.
+   */
+  @java.lang.Override
+  @java.lang.Deprecated
+  public java.util.Map<java.lang.String, dev.luosho.v1.Usage> getUsageByModel() {
+    return getUsageByModelMap();
+  }
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  @java.lang.Override
+  public java.util.Map<java.lang.String, dev.luosho.v1.Usage> getUsageByModelMap() {
+    return internalGetUsageByModel().getMap();
+  }
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  @java.lang.Override
+  public /* nullable */
+dev.luosho.v1.Usage getUsageByModelOrDefault(
+      java.lang.String key,
+      /* nullable */
+dev.luosho.v1.Usage defaultValue) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, dev.luosho.v1.Usage> map =
+        internalGetUsageByModel().getMap();
+    return map.containsKey(key) ? map.get(key) : defaultValue;
+  }
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Usage getUsageByModelOrThrow(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, dev.luosho.v1.Usage> map =
+        internalGetUsageByModel().getMap();
+    if (!map.containsKey(key)) {
+      throw new java.lang.IllegalArgumentException();
+    }
+    return map.get(key);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -204,6 +323,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(3, getLastModelFailure());
     }
+    com.google.protobuf.GeneratedMessage
+      .serializeStringMapTo(
+        output,
+        internalGetUsageByModel(),
+        UsageByModelDefaultEntryHolder.defaultEntry,
+        4);
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -224,6 +349,16 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(3, getLastModelFailure());
+    }
+    for (java.util.Map.Entry<java.lang.String, dev.luosho.v1.Usage> entry
+         : internalGetUsageByModel().getMap().entrySet()) {
+      com.google.protobuf.MapEntry<java.lang.String, dev.luosho.v1.Usage>
+      usageByModel__ = UsageByModelDefaultEntryHolder.defaultEntry.newBuilderForType()
+          .setKey(entry.getKey())
+          .setValue(entry.getValue())
+          .buildPartial();
+      size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(4, usageByModel__);
     }
     return size;
   }
@@ -261,6 +396,8 @@ private static final long serialVersionUID = 0L;
       if (!getLastModelFailure()
           .equals(other.getLastModelFailure())) return false;
     }
+    if (!internalGetUsageByModel().equals(
+        other.internalGetUsageByModel())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -283,6 +420,10 @@ private static final long serialVersionUID = 0L;
     if (hasLastModelFailure()) {
       hash = (37 * hash) + LAST_MODEL_FAILURE_FIELD_NUMBER;
       hash = (53 * hash) + getLastModelFailure().hashCode();
+    }
+    if (!internalGetUsageByModel().getMap().isEmpty()) {
+      hash = (37 * hash) + USAGE_BY_MODEL_FIELD_NUMBER;
+      hash = (53 * hash) + internalGetUsageByModel().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -393,6 +534,28 @@ private static final long serialVersionUID = 0L;
       return dev.luosho.v1.AgentProto.internal_static_luosho_v1_GetSessionResponse_descriptor;
     }
 
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 4:
+          return internalGetUsageByModel();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMutableMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 4:
+          return internalGetMutableUsageByModel();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
     @java.lang.Override
     protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
         internalGetFieldAccessorTable() {
@@ -440,6 +603,7 @@ private static final long serialVersionUID = 0L;
         lastModelFailureBuilder_.dispose();
         lastModelFailureBuilder_ = null;
       }
+      internalGetMutableUsageByModel().clear();
       return this;
     }
 
@@ -499,6 +663,9 @@ private static final long serialVersionUID = 0L;
             : lastModelFailureBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.usageByModel_ = internalGetUsageByModel().build(UsageByModelDefaultEntryHolder.defaultEntry);
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -546,6 +713,9 @@ private static final long serialVersionUID = 0L;
       if (other.hasLastModelFailure()) {
         mergeLastModelFailure(other.getLastModelFailure());
       }
+      internalGetMutableUsageByModel().mergeFrom(
+          other.internalGetUsageByModel());
+      bitField0_ |= 0x00000008;
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -599,6 +769,15 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 34: {
+              com.google.protobuf.MapEntry<java.lang.String, dev.luosho.v1.Usage>
+              usageByModel__ = input.readMessage(
+                  UsageByModelDefaultEntryHolder.defaultEntry.getParserForType(), extensionRegistry);
+              internalGetMutableUsageByModel().ensureBuilderMap().put(
+                  usageByModel__.getKey(), usageByModel__.getValue());
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1222,6 +1401,217 @@ private static final long serialVersionUID = 0L;
         lastModelFailure_ = null;
       }
       return lastModelFailureBuilder_;
+    }
+
+    private static final class UsageByModelConverter implements com.google.protobuf.MapFieldBuilder.Converter<java.lang.String, dev.luosho.v1.UsageOrBuilder, dev.luosho.v1.Usage> {
+      @java.lang.Override
+      public dev.luosho.v1.Usage build(dev.luosho.v1.UsageOrBuilder val) {
+        if (val instanceof dev.luosho.v1.Usage) { return (dev.luosho.v1.Usage) val; }
+        return ((dev.luosho.v1.Usage.Builder) val).build();
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.MapEntry<java.lang.String, dev.luosho.v1.Usage> defaultEntry() {
+        return UsageByModelDefaultEntryHolder.defaultEntry;
+      }
+    };
+    private static final UsageByModelConverter usageByModelConverter = new UsageByModelConverter();
+
+    private com.google.protobuf.MapFieldBuilder<
+        java.lang.String, dev.luosho.v1.UsageOrBuilder, dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder> usageByModel_;
+    private com.google.protobuf.MapFieldBuilder<java.lang.String, dev.luosho.v1.UsageOrBuilder, dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder>
+        internalGetUsageByModel() {
+      if (usageByModel_ == null) {
+        return new com.google.protobuf.MapFieldBuilder<>(usageByModelConverter);
+      }
+      return usageByModel_;
+    }
+    private com.google.protobuf.MapFieldBuilder<java.lang.String, dev.luosho.v1.UsageOrBuilder, dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder>
+        internalGetMutableUsageByModel() {
+      if (usageByModel_ == null) {
+        usageByModel_ = new com.google.protobuf.MapFieldBuilder<>(usageByModelConverter);
+      }
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return usageByModel_;
+    }
+    public int getUsageByModelCount() {
+      return internalGetUsageByModel().ensureBuilderMap().size();
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    @java.lang.Override
+    public boolean containsUsageByModel(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      return internalGetUsageByModel().ensureBuilderMap().containsKey(key);
+    }
+    /**
+     * Use {@link #getUsageByModelMap()} instead.
+     */
+    @java.lang.Override
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, dev.luosho.v1.Usage> getUsageByModel() {
+      return getUsageByModelMap();
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    @java.lang.Override
+    public java.util.Map<java.lang.String, dev.luosho.v1.Usage> getUsageByModelMap() {
+      return internalGetUsageByModel().getImmutableMap();
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    @java.lang.Override
+    public /* nullable */
+dev.luosho.v1.Usage getUsageByModelOrDefault(
+        java.lang.String key,
+        /* nullable */
+dev.luosho.v1.Usage defaultValue) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, dev.luosho.v1.UsageOrBuilder> map = internalGetMutableUsageByModel().ensureBuilderMap();
+      return map.containsKey(key) ? usageByModelConverter.build(map.get(key)) : defaultValue;
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.Usage getUsageByModelOrThrow(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, dev.luosho.v1.UsageOrBuilder> map = internalGetMutableUsageByModel().ensureBuilderMap();
+      if (!map.containsKey(key)) {
+        throw new java.lang.IllegalArgumentException();
+      }
+      return usageByModelConverter.build(map.get(key));
+    }
+    public Builder clearUsageByModel() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      internalGetMutableUsageByModel().clear();
+      return this;
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    public Builder removeUsageByModel(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      internalGetMutableUsageByModel().ensureBuilderMap()
+          .remove(key);
+      return this;
+    }
+    /**
+     * Use alternate mutation accessors instead.
+     */
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, dev.luosho.v1.Usage>
+        getMutableUsageByModel() {
+      bitField0_ |= 0x00000008;
+      return internalGetMutableUsageByModel().ensureMessageMap();
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    public Builder putUsageByModel(
+        java.lang.String key,
+        dev.luosho.v1.Usage value) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      if (value == null) { throw new NullPointerException("map value"); }
+      internalGetMutableUsageByModel().ensureBuilderMap()
+          .put(key, value);
+      bitField0_ |= 0x00000008;
+      return this;
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    public Builder putAllUsageByModel(
+        java.util.Map<java.lang.String, dev.luosho.v1.Usage> values) {
+      for (java.util.Map.Entry<java.lang.String, dev.luosho.v1.Usage> e : values.entrySet()) {
+        if (e.getKey() == null || e.getValue() == null) {
+          throw new NullPointerException();
+        }
+      }
+      internalGetMutableUsageByModel().ensureBuilderMap()
+          .putAll(values);
+      bitField0_ |= 0x00000008;
+      return this;
+    }
+    /**
+     * <pre>
+     * The usage of the session's turns by the model that produced them ("provider:model"):
+     * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+     * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+     * total_usage counts them.
+     * </pre>
+     *
+     * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+     */
+    public dev.luosho.v1.Usage.Builder putUsageByModelBuilderIfAbsent(
+        java.lang.String key) {
+      java.util.Map<java.lang.String, dev.luosho.v1.UsageOrBuilder> builderMap = internalGetMutableUsageByModel().ensureBuilderMap();
+      dev.luosho.v1.UsageOrBuilder entry = builderMap.get(key);
+      if (entry == null) {
+        entry = dev.luosho.v1.Usage.newBuilder();
+        builderMap.put(key, entry);
+      }
+      if (entry instanceof dev.luosho.v1.Usage) {
+        entry = ((dev.luosho.v1.Usage) entry).toBuilder();
+        builderMap.put(key, entry);
+      }
+      return (dev.luosho.v1.Usage.Builder) entry;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.GetSessionResponse)

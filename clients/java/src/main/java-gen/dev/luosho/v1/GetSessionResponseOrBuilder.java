@@ -101,4 +101,73 @@ public interface GetSessionResponseOrBuilder extends
    * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
    */
   dev.luosho.v1.ModelFailureOrBuilder getLastModelFailureOrBuilder();
+
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  int getUsageByModelCount();
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  boolean containsUsageByModel(
+      java.lang.String key);
+  /**
+   * Use {@link #getUsageByModelMap()} instead.
+   */
+  @java.lang.Deprecated
+  java.util.Map<java.lang.String, dev.luosho.v1.Usage>
+  getUsageByModel();
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  java.util.Map<java.lang.String, dev.luosho.v1.Usage>
+  getUsageByModelMap();
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  /* nullable */
+dev.luosho.v1.Usage getUsageByModelOrDefault(
+      java.lang.String key,
+      /* nullable */
+dev.luosho.v1.Usage defaultValue);
+  /**
+   * <pre>
+   * The usage of the session's turns by the model that produced them ("provider:model"):
+   * the transcript's turns and its sub-agents' (the unfinished ones and the session's
+   * tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+   * total_usage counts them.
+   * </pre>
+   *
+   * <code>map&lt;string, .luosho.v1.Usage&gt; usage_by_model = 4;</code>
+   */
+  dev.luosho.v1.Usage getUsageByModelOrThrow(
+      java.lang.String key);
 }

@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private HistoryEntry() {
     status_ = 0;
+    model_ = "";
     chain_ = "";
   }
 
@@ -170,6 +171,121 @@ private static final long serialVersionUID = 0L;
     return checkpoint_ == null ? dev.luosho.v1.Checkpoint.getDefaultInstance() : checkpoint_;
   }
 
+  public static final int MODEL_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object model_ = "";
+  /**
+   * <pre>
+   * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+   * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+   * saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The model.
+   */
+  @java.lang.Override
+  public java.lang.String getModel() {
+    java.lang.Object ref = model_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      model_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+   * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+   * saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The bytes for model.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getModelBytes() {
+    java.lang.Object ref = model_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      model_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int USAGE_FIELD_NUMBER = 8;
+  private dev.luosho.v1.Usage usage_;
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return Whether the usage field is set.
+   */
+  @java.lang.Override
+  public boolean hasUsage() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return The usage.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Usage getUsage() {
+    return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+  }
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.UsageOrBuilder getUsageOrBuilder() {
+    return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+  }
+
+  public static final int TOTAL_USAGE_FIELD_NUMBER = 9;
+  private dev.luosho.v1.Usage totalUsage_;
+  /**
+   * <pre>
+   * Usage over the session's whole life at this save (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return Whether the totalUsage field is set.
+   */
+  @java.lang.Override
+  public boolean hasTotalUsage() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * Usage over the session's whole life at this save (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return The totalUsage.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Usage getTotalUsage() {
+    return totalUsage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+  }
+  /**
+   * <pre>
+   * Usage over the session's whole life at this save (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.UsageOrBuilder getTotalUsageOrBuilder() {
+    return totalUsage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+  }
+
   public static final int CHAIN_FIELD_NUMBER = 10;
   @SuppressWarnings("serial")
   private volatile java.lang.Object chain_ = "";
@@ -253,6 +369,15 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(6, getCheckpoint());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(model_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, model_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(8, getUsage());
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(9, getTotalUsage());
+    }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(chain_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 10, chain_);
     }
@@ -283,6 +408,17 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, getCheckpoint());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(model_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(7, model_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, getUsage());
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(9, getTotalUsage());
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(chain_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(10, chain_);
@@ -328,6 +464,18 @@ private static final long serialVersionUID = 0L;
       if (!getCheckpoint()
           .equals(other.getCheckpoint())) return false;
     }
+    if (!getModel()
+        .equals(other.getModel())) return false;
+    if (hasUsage() != other.hasUsage()) return false;
+    if (hasUsage()) {
+      if (!getUsage()
+          .equals(other.getUsage())) return false;
+    }
+    if (hasTotalUsage() != other.hasTotalUsage()) return false;
+    if (hasTotalUsage()) {
+      if (!getTotalUsage()
+          .equals(other.getTotalUsage())) return false;
+    }
     if (!getChain()
         .equals(other.getChain())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
@@ -357,6 +505,16 @@ private static final long serialVersionUID = 0L;
     if (hasCheckpoint()) {
       hash = (37 * hash) + CHECKPOINT_FIELD_NUMBER;
       hash = (53 * hash) + getCheckpoint().hashCode();
+    }
+    hash = (37 * hash) + MODEL_FIELD_NUMBER;
+    hash = (53 * hash) + getModel().hashCode();
+    if (hasUsage()) {
+      hash = (37 * hash) + USAGE_FIELD_NUMBER;
+      hash = (53 * hash) + getUsage().hashCode();
+    }
+    if (hasTotalUsage()) {
+      hash = (37 * hash) + TOTAL_USAGE_FIELD_NUMBER;
+      hash = (53 * hash) + getTotalUsage().hashCode();
     }
     hash = (37 * hash) + CHAIN_FIELD_NUMBER;
     hash = (53 * hash) + getChain().hashCode();
@@ -496,6 +654,8 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetSavedAtFieldBuilder();
         internalGetCheckpointFieldBuilder();
+        internalGetUsageFieldBuilder();
+        internalGetTotalUsageFieldBuilder();
       }
     }
     @java.lang.Override
@@ -515,6 +675,17 @@ private static final long serialVersionUID = 0L;
       if (checkpointBuilder_ != null) {
         checkpointBuilder_.dispose();
         checkpointBuilder_ = null;
+      }
+      model_ = "";
+      usage_ = null;
+      if (usageBuilder_ != null) {
+        usageBuilder_.dispose();
+        usageBuilder_ = null;
+      }
+      totalUsage_ = null;
+      if (totalUsageBuilder_ != null) {
+        totalUsageBuilder_.dispose();
+        totalUsageBuilder_ = null;
       }
       chain_ = "";
       return this;
@@ -576,6 +747,21 @@ private static final long serialVersionUID = 0L;
         to_bitField0_ |= 0x00000002;
       }
       if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.model_ = model_;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.usage_ = usageBuilder_ == null
+            ? usage_
+            : usageBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.totalUsage_ = totalUsageBuilder_ == null
+            ? totalUsage_
+            : totalUsageBuilder_.build();
+        to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
         result.chain_ = chain_;
       }
       result.bitField0_ |= to_bitField0_;
@@ -611,9 +797,20 @@ private static final long serialVersionUID = 0L;
       if (other.hasCheckpoint()) {
         mergeCheckpoint(other.getCheckpoint());
       }
+      if (!other.getModel().isEmpty()) {
+        model_ = other.model_;
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      if (other.hasUsage()) {
+        mergeUsage(other.getUsage());
+      }
+      if (other.hasTotalUsage()) {
+        mergeTotalUsage(other.getTotalUsage());
+      }
       if (!other.getChain().isEmpty()) {
         chain_ = other.chain_;
-        bitField0_ |= 0x00000040;
+        bitField0_ |= 0x00000200;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -676,9 +873,28 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 58: {
+              model_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetUsageFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
+            case 74: {
+              input.readMessage(
+                  internalGetTotalUsageFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 74
             case 82: {
               chain_ = input.readStringRequireUtf8();
-              bitField0_ |= 0x00000040;
+              bitField0_ |= 0x00000200;
               break;
             } // case 82
             default: {
@@ -1124,6 +1340,386 @@ private static final long serialVersionUID = 0L;
       return checkpointBuilder_;
     }
 
+    private java.lang.Object model_ = "";
+    /**
+     * <pre>
+     * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+     * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+     * saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @return The model.
+     */
+    public java.lang.String getModel() {
+      java.lang.Object ref = model_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        model_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+     * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+     * saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @return The bytes for model.
+     */
+    public com.google.protobuf.ByteString
+        getModelBytes() {
+      java.lang.Object ref = model_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        model_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+     * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+     * saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @param value The model to set.
+     * @return This builder for chaining.
+     */
+    public Builder setModel(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      model_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+     * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+     * saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearModel() {
+      model_ = getDefaultInstance().getModel();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+     * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+     * saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @param value The bytes for model to set.
+     * @return This builder for chaining.
+     */
+    public Builder setModelBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      model_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private dev.luosho.v1.Usage usage_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> usageBuilder_;
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return Whether the usage field is set.
+     */
+    public boolean hasUsage() {
+      return ((bitField0_ & 0x00000080) != 0);
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return The usage.
+     */
+    public dev.luosho.v1.Usage getUsage() {
+      if (usageBuilder_ == null) {
+        return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+      } else {
+        return usageBuilder_.getMessage();
+      }
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder setUsage(dev.luosho.v1.Usage value) {
+      if (usageBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        usage_ = value;
+      } else {
+        usageBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder setUsage(
+        dev.luosho.v1.Usage.Builder builderForValue) {
+      if (usageBuilder_ == null) {
+        usage_ = builderForValue.build();
+      } else {
+        usageBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder mergeUsage(dev.luosho.v1.Usage value) {
+      if (usageBuilder_ == null) {
+        if (((bitField0_ & 0x00000080) != 0) &&
+          usage_ != null &&
+          usage_ != dev.luosho.v1.Usage.getDefaultInstance()) {
+          getUsageBuilder().mergeFrom(value);
+        } else {
+          usage_ = value;
+        }
+      } else {
+        usageBuilder_.mergeFrom(value);
+      }
+      if (usage_ != null) {
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder clearUsage() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      usage_ = null;
+      if (usageBuilder_ != null) {
+        usageBuilder_.dispose();
+        usageBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public dev.luosho.v1.Usage.Builder getUsageBuilder() {
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return internalGetUsageFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public dev.luosho.v1.UsageOrBuilder getUsageOrBuilder() {
+      if (usageBuilder_ != null) {
+        return usageBuilder_.getMessageOrBuilder();
+      } else {
+        return usage_ == null ?
+            dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+      }
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> 
+        internalGetUsageFieldBuilder() {
+      if (usageBuilder_ == null) {
+        usageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder>(
+                getUsage(),
+                getParentForChildren(),
+                isClean());
+        usage_ = null;
+      }
+      return usageBuilder_;
+    }
+
+    private dev.luosho.v1.Usage totalUsage_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> totalUsageBuilder_;
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     * @return Whether the totalUsage field is set.
+     */
+    public boolean hasTotalUsage() {
+      return ((bitField0_ & 0x00000100) != 0);
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     * @return The totalUsage.
+     */
+    public dev.luosho.v1.Usage getTotalUsage() {
+      if (totalUsageBuilder_ == null) {
+        return totalUsage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+      } else {
+        return totalUsageBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder setTotalUsage(dev.luosho.v1.Usage value) {
+      if (totalUsageBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        totalUsage_ = value;
+      } else {
+        totalUsageBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder setTotalUsage(
+        dev.luosho.v1.Usage.Builder builderForValue) {
+      if (totalUsageBuilder_ == null) {
+        totalUsage_ = builderForValue.build();
+      } else {
+        totalUsageBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder mergeTotalUsage(dev.luosho.v1.Usage value) {
+      if (totalUsageBuilder_ == null) {
+        if (((bitField0_ & 0x00000100) != 0) &&
+          totalUsage_ != null &&
+          totalUsage_ != dev.luosho.v1.Usage.getDefaultInstance()) {
+          getTotalUsageBuilder().mergeFrom(value);
+        } else {
+          totalUsage_ = value;
+        }
+      } else {
+        totalUsageBuilder_.mergeFrom(value);
+      }
+      if (totalUsage_ != null) {
+        bitField0_ |= 0x00000100;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder clearTotalUsage() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      totalUsage_ = null;
+      if (totalUsageBuilder_ != null) {
+        totalUsageBuilder_.dispose();
+        totalUsageBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public dev.luosho.v1.Usage.Builder getTotalUsageBuilder() {
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return internalGetTotalUsageFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public dev.luosho.v1.UsageOrBuilder getTotalUsageOrBuilder() {
+      if (totalUsageBuilder_ != null) {
+        return totalUsageBuilder_.getMessageOrBuilder();
+      } else {
+        return totalUsage_ == null ?
+            dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+      }
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life at this save (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> 
+        internalGetTotalUsageFieldBuilder() {
+      if (totalUsageBuilder_ == null) {
+        totalUsageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder>(
+                getTotalUsage(),
+                getParentForChildren(),
+                isClean());
+        totalUsage_ = null;
+      }
+      return totalUsageBuilder_;
+    }
+
     private java.lang.Object chain_ = "";
     /**
      * <pre>
@@ -1185,7 +1781,7 @@ private static final long serialVersionUID = 0L;
         java.lang.String value) {
       if (value == null) { throw new NullPointerException(); }
       chain_ = value;
-      bitField0_ |= 0x00000040;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }
@@ -1201,7 +1797,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder clearChain() {
       chain_ = getDefaultInstance().getChain();
-      bitField0_ = (bitField0_ & ~0x00000040);
+      bitField0_ = (bitField0_ & ~0x00000200);
       onChanged();
       return this;
     }
@@ -1221,7 +1817,7 @@ private static final long serialVersionUID = 0L;
       if (value == null) { throw new NullPointerException(); }
       checkByteStringIsUtf8(value);
       chain_ = value;
-      bitField0_ |= 0x00000040;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }

@@ -83,6 +83,72 @@ public interface HistoryEntryOrBuilder extends
 
   /**
    * <pre>
+   * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+   * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+   * saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The model.
+   */
+  java.lang.String getModel();
+  /**
+   * <pre>
+   * The entry's step's assistant turn (the checkpoint's last one): the model that produced
+   * it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+   * saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The bytes for model.
+   */
+  com.google.protobuf.ByteString
+      getModelBytes();
+
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return Whether the usage field is set.
+   */
+  boolean hasUsage();
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return The usage.
+   */
+  dev.luosho.v1.Usage getUsage();
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   */
+  dev.luosho.v1.UsageOrBuilder getUsageOrBuilder();
+
+  /**
+   * <pre>
+   * Usage over the session's whole life at this save (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return Whether the totalUsage field is set.
+   */
+  boolean hasTotalUsage();
+  /**
+   * <pre>
+   * Usage over the session's whole life at this save (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return The totalUsage.
+   */
+  dev.luosho.v1.Usage getTotalUsage();
+  /**
+   * <pre>
+   * Usage over the session's whole life at this save (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   */
+  dev.luosho.v1.UsageOrBuilder getTotalUsageOrBuilder();
+
+  /**
+   * <pre>
    * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
    * save's link and what this save wrote. Empty for a save recorded without one.
    * `luoshod store verify` recomputes it.

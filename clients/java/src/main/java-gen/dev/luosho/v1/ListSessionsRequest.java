@@ -210,6 +210,23 @@ private static final long serialVersionUID = 0L;
     return includeTotalSize_;
   }
 
+  public static final int COSTLIEST_FIRST_FIELD_NUMBER = 7;
+  private boolean costliestFirst_ = false;
+  /**
+   * <pre>
+   * Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+   * first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+   * newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+   * </pre>
+   *
+   * <code>bool costliest_first = 7;</code>
+   * @return The costliestFirst.
+   */
+  @java.lang.Override
+  public boolean getCostliestFirst() {
+    return costliestFirst_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -242,6 +259,9 @@ private static final long serialVersionUID = 0L;
     if (includeTotalSize_ != false) {
       output.writeBool(6, includeTotalSize_);
     }
+    if (costliestFirst_ != false) {
+      output.writeBool(7, costliestFirst_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -267,6 +287,10 @@ private static final long serialVersionUID = 0L;
     if (includeTotalSize_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(6, includeTotalSize_);
+    }
+    if (costliestFirst_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(7, costliestFirst_);
     }
     return size;
   }
@@ -303,6 +327,8 @@ private static final long serialVersionUID = 0L;
         != other.getNewestFirst()) return false;
     if (getIncludeTotalSize()
         != other.getIncludeTotalSize()) return false;
+    if (getCostliestFirst()
+        != other.getCostliestFirst()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -328,6 +354,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + INCLUDE_TOTAL_SIZE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getIncludeTotalSize());
+    hash = (37 * hash) + COSTLIEST_FIRST_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getCostliestFirst());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -465,6 +494,7 @@ private static final long serialVersionUID = 0L;
       sessionIdPrefix_ = "";
       newestFirst_ = false;
       includeTotalSize_ = false;
+      costliestFirst_ = false;
       return this;
     }
 
@@ -516,6 +546,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.includeTotalSize_ = includeTotalSize_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.costliestFirst_ = costliestFirst_;
+      }
     }
 
     @java.lang.Override
@@ -551,6 +584,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getIncludeTotalSize() != false) {
         setIncludeTotalSize(other.getIncludeTotalSize());
+      }
+      if (other.getCostliestFirst() != false) {
+        setCostliestFirst(other.getCostliestFirst());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -608,6 +644,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 56: {
+              costliestFirst_ = input.readBool();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -995,6 +1036,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearIncludeTotalSize() {
       bitField0_ = (bitField0_ & ~0x00000020);
       includeTotalSize_ = false;
+      onChanged();
+      return this;
+    }
+
+    private boolean costliestFirst_ ;
+    /**
+     * <pre>
+     * Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+     * first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+     * newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+     * </pre>
+     *
+     * <code>bool costliest_first = 7;</code>
+     * @return The costliestFirst.
+     */
+    @java.lang.Override
+    public boolean getCostliestFirst() {
+      return costliestFirst_;
+    }
+    /**
+     * <pre>
+     * Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+     * first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+     * newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+     * </pre>
+     *
+     * <code>bool costliest_first = 7;</code>
+     * @param value The costliestFirst to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCostliestFirst(boolean value) {
+
+      costliestFirst_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+     * first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+     * newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+     * </pre>
+     *
+     * <code>bool costliest_first = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCostliestFirst() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      costliestFirst_ = false;
       onChanged();
       return this;
     }

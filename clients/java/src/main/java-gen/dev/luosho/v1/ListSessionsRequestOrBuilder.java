@@ -92,4 +92,16 @@ public interface ListSessionsRequestOrBuilder extends
    * @return The includeTotalSize.
    */
   boolean getIncludeTotalSize();
+
+  /**
+   * <pre>
+   * Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+   * first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+   * newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+   * </pre>
+   *
+   * <code>bool costliest_first = 7;</code>
+   * @return The costliestFirst.
+   */
+  boolean getCostliestFirst();
 }

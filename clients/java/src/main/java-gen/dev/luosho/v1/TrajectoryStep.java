@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private TrajectoryStep() {
     text_ = "";
     calls_ = java.util.Collections.emptyList();
+    model_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -54,6 +55,7 @@ private static final long serialVersionUID = 0L;
             dev.luosho.v1.TrajectoryStep.class, dev.luosho.v1.TrajectoryStep.Builder.class);
   }
 
+  private int bitField0_;
   public static final int INDEX_FIELD_NUMBER = 1;
   private int index_ = 0;
   /**
@@ -149,6 +151,81 @@ private static final long serialVersionUID = 0L;
     return calls_.get(index);
   }
 
+  public static final int MODEL_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object model_ = "";
+  /**
+   * <pre>
+   * The model that produced the step's turn and that call's usage (empty and unset for a
+   * turn saved before they were recorded).
+   * </pre>
+   *
+   * <code>string model = 4;</code>
+   * @return The model.
+   */
+  @java.lang.Override
+  public java.lang.String getModel() {
+    java.lang.Object ref = model_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      model_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The model that produced the step's turn and that call's usage (empty and unset for a
+   * turn saved before they were recorded).
+   * </pre>
+   *
+   * <code>string model = 4;</code>
+   * @return The bytes for model.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getModelBytes() {
+    java.lang.Object ref = model_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      model_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int USAGE_FIELD_NUMBER = 5;
+  private dev.luosho.v1.Usage usage_;
+  /**
+   * <code>.luosho.v1.Usage usage = 5;</code>
+   * @return Whether the usage field is set.
+   */
+  @java.lang.Override
+  public boolean hasUsage() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <code>.luosho.v1.Usage usage = 5;</code>
+   * @return The usage.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Usage getUsage() {
+    return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+  }
+  /**
+   * <code>.luosho.v1.Usage usage = 5;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.UsageOrBuilder getUsageOrBuilder() {
+    return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -172,6 +249,12 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < calls_.size(); i++) {
       output.writeMessage(3, calls_.get(i));
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(model_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, model_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(5, getUsage());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -192,6 +275,13 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(model_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, model_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(5, getUsage());
+    }
     return size;
   }
   @java.lang.Override
@@ -222,6 +312,13 @@ private static final long serialVersionUID = 0L;
         .equals(other.getText())) return false;
     if (!getCallsList()
         .equals(other.getCallsList())) return false;
+    if (!getModel()
+        .equals(other.getModel())) return false;
+    if (hasUsage() != other.hasUsage()) return false;
+    if (hasUsage()) {
+      if (!getUsage()
+          .equals(other.getUsage())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -240,6 +337,12 @@ private static final long serialVersionUID = 0L;
     if (getCallsCount() > 0) {
       hash = (37 * hash) + CALLS_FIELD_NUMBER;
       hash = (53 * hash) + getCallsList().hashCode();
+    }
+    hash = (37 * hash) + MODEL_FIELD_NUMBER;
+    hash = (53 * hash) + getModel().hashCode();
+    if (hasUsage()) {
+      hash = (37 * hash) + USAGE_FIELD_NUMBER;
+      hash = (53 * hash) + getUsage().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -364,13 +467,20 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.luosho.v1.TrajectoryStep.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetCallsFieldBuilder();
+        internalGetUsageFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -385,6 +495,12 @@ private static final long serialVersionUID = 0L;
         callsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000004);
+      model_ = "";
+      usage_ = null;
+      if (usageBuilder_ != null) {
+        usageBuilder_.dispose();
+        usageBuilder_ = null;
+      }
       return this;
     }
 
@@ -437,6 +553,17 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.text_ = text_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.model_ = model_;
+      }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.usage_ = usageBuilder_ == null
+            ? usage_
+            : usageBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -484,6 +611,14 @@ private static final long serialVersionUID = 0L;
             callsBuilder_.addAllMessages(other.calls_);
           }
         }
+      }
+      if (!other.getModel().isEmpty()) {
+        model_ = other.model_;
+        bitField0_ |= 0x00000008;
+        onChanged();
+      }
+      if (other.hasUsage()) {
+        mergeUsage(other.getUsage());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -534,6 +669,18 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 26
+            case 34: {
+              model_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
+            case 42: {
+              input.readMessage(
+                  internalGetUsageFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -905,6 +1052,224 @@ private static final long serialVersionUID = 0L;
         calls_ = null;
       }
       return callsBuilder_;
+    }
+
+    private java.lang.Object model_ = "";
+    /**
+     * <pre>
+     * The model that produced the step's turn and that call's usage (empty and unset for a
+     * turn saved before they were recorded).
+     * </pre>
+     *
+     * <code>string model = 4;</code>
+     * @return The model.
+     */
+    public java.lang.String getModel() {
+      java.lang.Object ref = model_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        model_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The model that produced the step's turn and that call's usage (empty and unset for a
+     * turn saved before they were recorded).
+     * </pre>
+     *
+     * <code>string model = 4;</code>
+     * @return The bytes for model.
+     */
+    public com.google.protobuf.ByteString
+        getModelBytes() {
+      java.lang.Object ref = model_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        model_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The model that produced the step's turn and that call's usage (empty and unset for a
+     * turn saved before they were recorded).
+     * </pre>
+     *
+     * <code>string model = 4;</code>
+     * @param value The model to set.
+     * @return This builder for chaining.
+     */
+    public Builder setModel(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      model_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The model that produced the step's turn and that call's usage (empty and unset for a
+     * turn saved before they were recorded).
+     * </pre>
+     *
+     * <code>string model = 4;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearModel() {
+      model_ = getDefaultInstance().getModel();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The model that produced the step's turn and that call's usage (empty and unset for a
+     * turn saved before they were recorded).
+     * </pre>
+     *
+     * <code>string model = 4;</code>
+     * @param value The bytes for model to set.
+     * @return This builder for chaining.
+     */
+    public Builder setModelBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      model_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private dev.luosho.v1.Usage usage_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> usageBuilder_;
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     * @return Whether the usage field is set.
+     */
+    public boolean hasUsage() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     * @return The usage.
+     */
+    public dev.luosho.v1.Usage getUsage() {
+      if (usageBuilder_ == null) {
+        return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+      } else {
+        return usageBuilder_.getMessage();
+      }
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     */
+    public Builder setUsage(dev.luosho.v1.Usage value) {
+      if (usageBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        usage_ = value;
+      } else {
+        usageBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     */
+    public Builder setUsage(
+        dev.luosho.v1.Usage.Builder builderForValue) {
+      if (usageBuilder_ == null) {
+        usage_ = builderForValue.build();
+      } else {
+        usageBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     */
+    public Builder mergeUsage(dev.luosho.v1.Usage value) {
+      if (usageBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0) &&
+          usage_ != null &&
+          usage_ != dev.luosho.v1.Usage.getDefaultInstance()) {
+          getUsageBuilder().mergeFrom(value);
+        } else {
+          usage_ = value;
+        }
+      } else {
+        usageBuilder_.mergeFrom(value);
+      }
+      if (usage_ != null) {
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     */
+    public Builder clearUsage() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      usage_ = null;
+      if (usageBuilder_ != null) {
+        usageBuilder_.dispose();
+        usageBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     */
+    public dev.luosho.v1.Usage.Builder getUsageBuilder() {
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return internalGetUsageFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     */
+    public dev.luosho.v1.UsageOrBuilder getUsageOrBuilder() {
+      if (usageBuilder_ != null) {
+        return usageBuilder_.getMessageOrBuilder();
+      } else {
+        return usage_ == null ?
+            dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+      }
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 5;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> 
+        internalGetUsageFieldBuilder() {
+      if (usageBuilder_ == null) {
+        usageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder>(
+                getUsage(),
+                getParentForChildren(),
+                isClean());
+        usage_ = null;
+      }
+      return usageBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.TrajectoryStep)

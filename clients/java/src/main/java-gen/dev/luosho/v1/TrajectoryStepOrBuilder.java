@@ -55,4 +55,41 @@ public interface TrajectoryStepOrBuilder extends
    */
   dev.luosho.v1.TrajectoryCallOrBuilder getCallsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * The model that produced the step's turn and that call's usage (empty and unset for a
+   * turn saved before they were recorded).
+   * </pre>
+   *
+   * <code>string model = 4;</code>
+   * @return The model.
+   */
+  java.lang.String getModel();
+  /**
+   * <pre>
+   * The model that produced the step's turn and that call's usage (empty and unset for a
+   * turn saved before they were recorded).
+   * </pre>
+   *
+   * <code>string model = 4;</code>
+   * @return The bytes for model.
+   */
+  com.google.protobuf.ByteString
+      getModelBytes();
+
+  /**
+   * <code>.luosho.v1.Usage usage = 5;</code>
+   * @return Whether the usage field is set.
+   */
+  boolean hasUsage();
+  /**
+   * <code>.luosho.v1.Usage usage = 5;</code>
+   * @return The usage.
+   */
+  dev.luosho.v1.Usage getUsage();
+  /**
+   * <code>.luosho.v1.Usage usage = 5;</code>
+   */
+  dev.luosho.v1.UsageOrBuilder getUsageOrBuilder();
 }

@@ -9,7 +9,10 @@ import dev.luosho.v1.*;
  * a tool that needs approval has finish reason AWAITING_APPROVAL, its {@code approvalId} and the
  * {@code approval} (null otherwise): decide it with {@code resolve}. {@code requestId} is the
  * run's idempotency key and {@code attempts} how many streams it took (more than 1 when the
- * client retried, see {@link RetryPolicy}).
+ * client retried, see {@link RetryPolicy}). A run a limit stopped has finish reason
+ * BUDGET_EXCEEDED or DEADLINE_EXCEEDED and {@code budgetExceeded}, its {@code budget.exceeded}
+ * event's payload (which budget and limit, its value, what was used, the call's worst case, the
+ * usage; null otherwise).
  */
 public record RunResult(
     String sessionId,
@@ -25,20 +28,23 @@ public record RunResult(
     List<Event> events,
     Approval approval,
     String requestId,
-    int attempts) {
+    int attempts,
+    BudgetExceeded budgetExceeded) {
 
   static RunResult of(String sessionId, List<Event> events, boolean emptyMeansFinished,
       String requestId, int attempts) {
     if (events.isEmpty() && emptyMeansFinished) {
       return new RunResult(sessionId, false, FinishReason.FINISH_REASON_UNSPECIFIED,
           CheckpointStatus.CHECKPOINT_STATUS_FINISHED, "", 0, Usage.getDefaultInstance(),
-          "", 0, "", List.of(), null, requestId, attempts);
+          "", 0, "", List.of(), null, requestId, attempts, null);
     }
     Event last = null;
     Approval approval = null;
+    BudgetExceeded tripped = null;
     for (int i = events.size() - 1; i >= 0; i--) {
       Event e = events.get(i);
       if (last == null && e.hasRunDone()) last = e;
+      if (tripped == null && e.hasBudgetExceeded()) tripped = e.getBudgetExceeded();
       if (approval == null && e.hasApprovalRequested()) approval = e.getApprovalRequested().getApproval();
     }
     if (last == null) {
@@ -53,6 +59,6 @@ public record RunResult(
         last.getSessionId().isEmpty() ? sessionId : last.getSessionId(), true,
         done.getFinishReason(), done.getStatus(), done.getFinalText(), done.getStepIndex(),
         done.getUsage(), done.getApprovalId(), done.getMessageCount(), last.getRunId(),
-        List.copyOf(events), approval, requestId, attempts);
+        List.copyOf(events), approval, requestId, attempts, tripped);
   }
 }
