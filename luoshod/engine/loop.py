@@ -419,7 +419,7 @@ class Run:
             cp.usage.add(usage)
             cp.total_usage.add(usage)
             turn = Message(
-                Role.ASSISTANT, resp.text, resp.tool_calls, model=spec.model, usage=usage
+                Role.ASSISTANT, resp.text, resp.tool_calls, model=self.answered_by, usage=usage
             )
             cp.messages.append(turn)
             await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)

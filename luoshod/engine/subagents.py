@@ -440,7 +440,7 @@ class SubRun:
             cp.total_usage.add(usage)
             cp.delegated_usage.add(usage)
             turn = Message(
-                Role.ASSISTANT, resp.text, resp.tool_calls, model=spec.model, usage=usage
+                Role.ASSISTANT, resp.text, resp.tool_calls, model=answered_by, usage=usage
             )
             st.messages.append(turn)
             self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
