@@ -11,6 +11,7 @@ import json
 import grpc
 import pytest
 
+from luosho.client import Agent, AsyncClient, ProviderFallback
 from luosho.v1 import agent_pb2 as pb
 from tests.support.harness import assert_valid_transcript, calls, error_info
 from tests.support.model_fakes import FakeServer, Fault, Seen, turn
@@ -208,3 +209,21 @@ async def test_r82_changing_the_fallbacks_is_not_agent_drift(
     assert again.error is None, again.error
     assert again.of("agent.drift") == []
     assert first.events[0].run_start.fingerprint.hash == again.events[0].run_start.fingerprint.hash
+
+
+async def test_r82_the_python_client_reads_the_retries_and_the_switch(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
+    h = await llm_daemon()
+    fail_model_a(fake, 503, "overloaded_error")
+    fake.script = [turn("from the fallback")]
+    async with AsyncClient(h.daemon.addresses[0]) as client:
+        result = await client.execute(
+            "client", "hi", agent=Agent(model=A, fallback_models=[B], instructions="hi")
+        )
+    assert result.final_text == "from the fallback"
+    assert [(r.model, r.attempt) for r in result.retries] == [(A, 1), (A, 2), (A, 3)]
+    [switch] = result.fallbacks
+    assert isinstance(switch, ProviderFallback)
+    assert (switch.from_model, switch.to_model, switch.error_type) == (A, B, "overloaded_error")
+    assert switch.subagent == ()
