@@ -7,15 +7,17 @@ model took each turn is read at the model's end of the wire."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import grpc
 import pytest
 
 from luosho.client import Agent, AsyncClient, ProviderFallback
 from luosho.v1 import agent_pb2 as pb
-from tests.support.harness import assert_valid_transcript, calls, error_info
+from tests.support.daemon_process import DaemonProcess, db_url
+from tests.support.harness import Harness, assert_valid_transcript, calls, error_info
 from tests.support.model_fakes import FakeServer, Fault, Seen, turn
-from tests.support.providers import MODEL, StartDaemon, add, llm_agent
+from tests.support.providers import KEY_ENV, MODEL, StartDaemon, add, llm_agent, provider_toml
 
 pytestmark = pytest.mark.asyncio
 
@@ -227,3 +229,51 @@ async def test_r82_the_python_client_reads_the_retries_and_the_switch(
     assert isinstance(switch, ProviderFallback)
     assert (switch.from_model, switch.to_model, switch.error_type) == (A, B, "overloaded_error")
     assert switch.subagent == ()
+
+
+async def test_r82_a_fallback_turn_survives_a_kill9_before_the_next_turn(
+    fake: FakeServer, tmp_path: Path
+) -> None:
+    config = tmp_path / "luoshod.toml"
+    config.write_text(provider_toml(fake))
+    args = ("--store", db_url(tmp_path), "--config", str(config), "--lease-owner", "d1")
+    env = {KEY_ENV: fake.key}
+    fail_model_a(fake, 503, "overloaded_error")
+    fake.script = [turn("", ("add", {"a": 1, "b": 2})), turn("3")]
+    first = DaemonProcess(*args, env=env).start()
+    try:
+        h = Harness(first.address)
+
+        async def kill_at_the_tool_call(e: pb.Event) -> None:
+            if e.type == "tool.call":  # the fallback's turn is saved (R1), no result yet
+                first.kill9()
+
+        log = await h.run("crash", "add", with_fallbacks(B), on_event=kill_at_the_tool_call)
+        assert log.error is not None and log.error.code() == grpc.StatusCode.UNAVAILABLE
+        assert [e.type for e in log.of("provider.fallback")] == ["provider.fallback"]
+        await h.close()
+    finally:
+        first.stop()
+    assert fake.answered() == [0]
+
+    second = DaemonProcess(*args, env=env).start()
+    try:
+        h = Harness(second.address)
+        cp = await h.get("crash")
+        saved = cp.messages[-1]
+        assert saved.role == pb.ROLE_ASSISTANT and saved.model == B
+        log = await h.run("crash", None, with_fallbacks(B), {"add": add}, resume=True)
+        assert log.error is None, log.error
+        assert log.done.final_text == "3"
+        assert log.of("agent.drift") == []
+        # The saved turn was not asked again; the next one fell back again (a new daemon
+        # knows nothing of the old one's circuit, so it tried the model first).
+        assert fake.answered() == [0, 1]
+        [switch] = [e.provider_fallback for e in log.of("provider.fallback")]
+        assert (switch.step, switch.from_model, switch.to_model) == (2, A, B)
+        cp = await h.get("crash")
+        assert_valid_transcript(cp)
+        assert [m.model for m in cp.messages if m.role == pb.ROLE_ASSISTANT] == [B, B]
+        await h.close()
+    finally:
+        second.stop()
