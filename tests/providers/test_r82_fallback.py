@@ -277,3 +277,31 @@ async def test_r82_a_fallback_turn_survives_a_kill9_before_the_next_turn(
         await h.close()
     finally:
         second.stop()
+
+
+async def test_r82_the_limits_check_the_fallbacks_call_at_its_own_price(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
+    cheap = {"prompt_per_mtok": 0.15, "completion_per_mtok": 0.6}
+    dear = {"prompt_per_mtok": 100.0, "completion_per_mtok": 1000.0}
+    h = await llm_daemon(prices={"model-a": cheap, MODEL: dear})
+    fail_model_a(fake, 503, "overloaded_error")
+    fake.script = [turn("answered", usage=(1000, 100))]
+    spec = with_fallbacks(B)
+    spec.ClearField("tools")
+    spec.model_settings_json = json.dumps({"max_tokens": 500})
+    # The model's worst case fits 0.4 USD; the fallback's (500 output tokens alone at
+    # 1000 USD a million: 0.5 USD) does not: its call is not made.
+    spec.limits.run.cost_usd = 0.4
+    log = await h.run("dear", "hi", spec)
+    assert log.error is None, log.error
+    assert log.types[-3:] == ["provider.fallback", "budget.exceeded", "run.done"]
+    assert log.done.finish_reason == pb.FINISH_REASON_BUDGET_EXCEEDED
+    [tripped] = [e.budget_exceeded for e in log.of("budget.exceeded")]
+    assert tripped.limit == "cost_usd" and tripped.worst_case > 0.5
+    assert sent_to(fake, MODEL) == 0
+    # Raised: the fallback answers, and its call costs its own price.
+    spec.limits.run.cost_usd = 2.0
+    log = await h.run("dear", None, spec, resume=True)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    assert log.done.usage.cost_usd == pytest.approx((1000 * 100.0 + 100 * 1000.0) / 1e6)
