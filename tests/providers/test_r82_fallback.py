@@ -103,6 +103,13 @@ async def test_r82_a_model_down_after_its_retries_hands_the_same_turn_to_the_fal
         (A, B, "circuit_open"),
     ]
     assert sent_to(fake, "model-a") == 4
+    # Compare and History show the model of each step: the fallback's.
+    compared = await h.stub.Compare(pb.CompareRequest(session_id_a="fb", session_id_b="later"))
+    assert [s.model for s in compared.a] == [B, B] == [s.model for s in compared.b]
+    history = await h.stub.History(pb.HistoryRequest(session_id="fb", include_checkpoint=True))
+    newest = max(history.entries, key=lambda e: e.version).checkpoint
+    turns = [m for m in newest.messages if m.role == pb.ROLE_ASSISTANT]
+    assert [m.model for m in turns] == [B, B]
 
 
 async def test_r82_a_refused_request_does_not_fall_back(
