@@ -131,6 +131,7 @@ def model_view(spec: AgentSpec, messages: list[Message]) -> tuple[AgentSpec, lis
         subagents=spec.subagents,
         max_subagent_depth=spec.max_subagent_depth,
         limits=spec.limits,
+        fallback_models=spec.fallback_models,
     )
     if messages and messages[0].role is Role.SYSTEM:
         first = Message(Role.SYSTEM, shown.instructions)

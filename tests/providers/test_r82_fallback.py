@@ -269,7 +269,9 @@ async def test_r82_a_fallback_turn_survives_a_kill9_before_the_next_turn(
         cp = await h.get("crash")
         saved = cp.messages[-1]
         assert saved.role == pb.ROLE_ASSISTANT and saved.model == B
-        log = await h.run("crash", None, with_fallbacks(B), {"add": add}, resume=True)
+        assert list(cp.agent.fallback_models) == [B]  # saved with the agent
+        # Resumed without an agent: the saved one, fallbacks included.
+        log = await h.run("crash", None, None, {"add": add}, resume=True)
         assert log.error is None, log.error
         assert log.done.final_text == "3"
         assert log.of("agent.drift") == []
