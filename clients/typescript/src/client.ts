@@ -92,6 +92,10 @@ export interface Agent {
   subagents?: SubAgentDef[];
   /** How deep the tree of sub-agents may go (default 1); the top-level agent's only. */
   maxSubagentDepth?: number;
+  /** Models ("provider:model") that take a turn, in order, when the model fails with a
+   * retryable error after its retries or its circuit is open (docs/reference/rules.md R82).
+   * Each retry and switch is a `providerRetry` / `providerFallback` event. */
+  fallbackModels?: string[];
 }
 
 /** A named sub-agent: the lead's model chooses it by `description`. */
@@ -150,6 +154,7 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
     mcpServers: (agent.mcpServers ?? []).map((s) => (typeof s === "string" ? { name: s } : s)),
     subagents: (agent.subagents ?? []).map((s) => ({ name: s.name, description: s.description, agent: agentSpec(s.agent) })),
     maxSubagentDepth: agent.maxSubagentDepth,
+    fallbackModels: agent.fallbackModels ?? [],
   };
 }
 
