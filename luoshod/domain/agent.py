@@ -101,6 +101,9 @@ class AgentSpec:
     #: A JSON Schema the final answer must be JSON valid against (R83); "" when free text.
     #: Not part of the fingerprint: it checks the answer, it does not change the agent.
     output_schema_json: str = ""
+    #: R82: the models that take a turn, in order, when the model fails with a retryable
+    #: error after its retries. Not part of the fingerprint (a fallback is not drift).
+    fallback_models: tuple[str, ...] = ()
 
     def tool(self, name: str) -> ToolSpec | None:
         found = next((t for t in self.tools if t.name == name), None)
@@ -134,6 +137,10 @@ class AgentSpec:
             del d["limits"]
         if not self.output_schema_json:  # absent when unused, as in specs saved before it
             del d["output_schema_json"]
+        if self.fallback_models:  # absent when none, as in specs saved before R82
+            d["fallback_models"] = list(self.fallback_models)
+        else:
+            del d["fallback_models"]
         return d
 
     @classmethod
@@ -153,6 +160,7 @@ class AgentSpec:
             max_subagent_depth=d.get("max_subagent_depth", DEFAULT_MAX_SUBAGENT_DEPTH),
             limits=Limits.from_dict(d["limits"]) if "limits" in d else None,
             output_schema_json=d.get("output_schema_json", ""),
+            fallback_models=tuple(d.get("fallback_models", ())),
         )
 
 

@@ -50,7 +50,7 @@ from ..providers import Provider, ProviderRegistry
 from ..providers.pricing import priced
 from ..store import Capability, SaveOptions, Store
 from . import events as ev
-from . import requests, subagents
+from . import fallback, requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .daemon_tools import DaemonTools, expand
 from .events import Event
@@ -368,6 +368,7 @@ class Engine:
         if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
             _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
+        fallback.check(self.providers, spec)  # R82
         _check_prices(self.providers, spec, resolved=(provider, model, settings))
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
@@ -499,6 +500,7 @@ class Engine:
             spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         _resolve_subagents(self.providers, spec)
+        fallback.check(self.providers, spec)  # R82
         _check_prices(self.providers, spec, resolved=(provider, model, settings))
         fp = fingerprint(spec)
         queued: list[Message] = []
@@ -621,6 +623,16 @@ def _check_prices(
         provider, model, settings = resolved or providers.resolve(
             spec.model, spec.model_settings_json
         )
+        for fallback_id in spec.fallback_models:  # R82: a fallback's calls are counted too
+            other, name, other_settings = providers.resolve(fallback_id, spec.model_settings_json)
+            if not priced(other, name, other_settings):
+                raise InvalidArgument(
+                    f"the fallback model {fallback_id!r} has no price and its provider reports "
+                    "no cost, so a cost_usd limit cannot be kept: add it to the provider's "
+                    f'price table ([providers.NAME.prices."{name}"]) or drop the cost limit',
+                    reason="COST_LIMIT_WITHOUT_PRICE",
+                    model=fallback_id,
+                )
         if not priced(provider, model, settings):
             raise InvalidArgument(
                 f"the model {spec.model!r} has no price and its provider reports no cost, so "

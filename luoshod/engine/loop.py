@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,9 +38,10 @@ from ..domain import (
     ToolSpec,
     Usage,
 )
+from ..errors import ProviderError
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, SaveOptions, Store
-from . import budget, daemon_tools, handout, output, requests, subagents
+from . import budget, daemon_tools, fallback, handout, output, requests, subagents
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
 from .daemon_tools import DaemonTools
@@ -162,6 +163,12 @@ class Run:
         self._levels = (budget.level(p.spec.limits, p.cp.usage, p.cp.total_usage, (), id(p.cp)),)
         self.price = p.provider.price(p.model, p.settings) if self.budgets is not None else None
         self.max_output = budget.max_output_tokens(p.settings)
+        #: R82: the agent's model, then its fallbacks; the worst case reserved for the
+        #: model call in flight (R79), which a fallback replaces with its own.
+        self.models = fallback.chain(s.providers, p.spec, (p.provider, p.model, p.settings))
+        self.worst: budget.Worst | None = None
+        #: The model that answered the last model call ("provider:model", R82).
+        self.answered_by = p.spec.model
 
     # -- what the sub-agents see (runport.RunPort) -------------------------------------------
 
@@ -327,7 +334,7 @@ class Run:
             # The run's first act is a model call: one its provider would refuse now (the
             # session's backoff, an open circuit) refuses the run before it writes anything,
             # so a client retrying in a loop adds no run.start and step.start to the log.
-            self.p.provider.ready(self.p.model, cp.session_id)
+            fallback.ready(self.models, cp.session_id)  # R82: refused if no model would be
         if cp.attempts:  # R77: the counts of this run's calls only (sub-agents' under theirs)
             ours = {c.id for m in cp.messages[cp.run_start :] for c in m.tool_calls}
             cp.attempts = {
@@ -384,7 +391,6 @@ class Run:
                 raise RunInterrupted(self.control.interrupted)
             if cp.step_index >= spec.max_steps:
                 return await self.finish(FinishReason.MAX_STEPS)
-            worst = None
             if self.budgets is not None:  # R79: the call's worst case must fit every limit
                 worst = budget.worst_case(
                     self.estimate.tokens(cp.messages),
@@ -393,14 +399,18 @@ class Run:
                 )
                 if (trip := self.budgets.admit(self._levels, worst)) is not None:
                     return await self.stop(trip, [])
+                self.worst = worst
             step = cp.step_index + 1
             await self.emit(ev.STEP_START, step=step)
             await self.flush()
             try:
                 resp = await self.call_model(step)
             finally:
-                if worst is not None and self.budgets is not None:
-                    self.budgets.release(self._levels, worst)
+                if self.worst is not None and self.budgets is not None:
+                    self.budgets.release(self._levels, self.worst)
+                self.worst = None
+            if isinstance(resp, budget.Trip):  # R79: a fallback's worst case would cross it
+                return await self.stop(resp, [])
             if resp is None:  # aborted while the model was answering
                 return await self.finish(FinishReason.ABORTED)
             cp.step_index = step
@@ -409,7 +419,7 @@ class Run:
             cp.usage.add(usage)
             cp.total_usage.add(usage)
             turn = Message(
-                Role.ASSISTANT, resp.text, resp.tool_calls, model=spec.model, usage=usage
+                Role.ASSISTANT, resp.text, resp.tool_calls, model=self.answered_by, usage=usage
             )
             cp.messages.append(turn)
             await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
@@ -435,18 +445,70 @@ class Run:
                 return stop
             await self.emit(ev.STEP_DONE, step=step)
 
-    async def call_model(self, step: int) -> ModelResponse | None:
-        """One model call. An abort cancels it; an interrupt lets it finish (R6: a model
-        call in flight is finished and checkpointed, never thrown away)."""
+    async def call_model(self, step: int) -> ModelResponse | budget.Trip | None:
+        """One model call, by the agent's model or, failing that, its fallbacks (R82). An
+        abort cancels it; an interrupt lets it finish (R6: a model call in flight is
+        finished and checkpointed, never thrown away). Returns the limit a fallback's
+        worst case would cross (R79) instead of calling it."""
 
         async def on_text(text: str) -> None:
             await self.emit(ev.TEXT_DELTA, step=step, text=text)
 
         shown, messages = subagents.model_view(self.spec, list(self.cp.messages))  # R55
-        request = ModelRequest(
-            self.cp.session_id, self.p.model, messages, shown, self.p.settings, on_text
-        )
-        answer, answered = await self.control.unless_stopped(self.p.provider.complete(request))
+
+        async def call(model: fallback.Candidate) -> ModelResponse | None:
+            async def on_retry(attempt: int, error: str, wait_s: float) -> None:
+                data = fallback.retry_data(step, model.model_id, attempt, error, wait_s)
+                self.queue_event(ev.PROVIDER_RETRY, data)
+                await asyncio.shield(self.flush())
+
+            request = ModelRequest(
+                self.cp.session_id,
+                model.model,
+                messages,
+                shown,
+                model.settings,
+                on_text,
+                on_retry=on_retry,
+            )
+            return await self._answer(model.provider.complete(request))
+
+        async def switch(
+            failed: fallback.Candidate, to: fallback.Candidate, error: ProviderError
+        ) -> budget.Trip | None:
+            log.warning(
+                "model call failed session=%s %s, falling back to %s: %s",
+                self.cp.session_id,
+                failed.model_id,
+                to.model_id,
+                error.message,
+            )
+            self.queue_event(ev.PROVIDER_FALLBACK, fallback.event_data(step, failed, to, error))
+            await asyncio.shield(self.flush())
+            if self.budgets is None:
+                return None
+            if self.worst is not None:
+                self.budgets.release(self._levels, self.worst)
+                self.worst = None
+            worst = budget.worst_case(
+                self.estimate.tokens(self.cp.messages),
+                budget.max_output_tokens(to.settings),
+                to.provider.price(to.model, to.settings),
+            )
+            if (trip := self.budgets.admit(self._levels, worst)) is not None:
+                return trip
+            self.worst = worst
+            return None
+
+        got = await fallback.call_chain(self.models, call, switch)
+        if isinstance(got, budget.Trip):
+            return got
+        answer, model = got
+        self.answered_by = model.model_id
+        return answer
+
+    async def _answer(self, work: Awaitable[ModelResponse]) -> ModelResponse | None:
+        answer, answered = await self.control.unless_stopped(work)
         if not answered:
             if self.control.aborted:
                 return None

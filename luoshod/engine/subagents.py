@@ -62,8 +62,8 @@ from ..domain import (
     ToolCall,
 )
 from ..errors import ProviderError, ResumeToolMissing
-from ..providers import ModelRequest, ModelResponse, Provider
-from . import budget
+from ..providers import ModelRequest, ModelResponse
+from . import budget, fallback
 from . import events as ev
 from .control import RunInterrupted, settle_acks
 from .events import SubagentTag
@@ -136,6 +136,7 @@ def model_view(spec: AgentSpec, messages: list[Message]) -> tuple[AgentSpec, lis
         subagents=spec.subagents,
         max_subagent_depth=spec.max_subagent_depth,
         limits=spec.limits,
+        fallback_models=spec.fallback_models,
     )
     if messages and messages[0].role is Role.SYSTEM:
         first = Message(Role.SYSTEM, shown.instructions)
@@ -344,6 +345,9 @@ class SubRun:
         )
         self.estimate = budget.InputEstimate(budget.spec_chars(spec))
         self.price: tuple[Price | None] | None = None  # the model's, looked up once
+        #: The worst case reserved for the model call in flight (R79); a fallback's
+        #: replaces it (R82).
+        self.worst: budget.Worst | None = None
 
     def emit(self, type_: str, **data: object) -> None:
         """Queue a tagged event on the lead's outbox (written by its next save or flush)."""
@@ -404,25 +408,30 @@ class SubRun:
             step = st.step_index + 1
             registry = self.root.providers
             assert registry is not None, "an engine with sub-agents is given its providers"
-            provider, model, settings = registry.resolve(
-                self.spec.model, self.spec.model_settings_json
-            )
+            first = registry.resolve(self.spec.model, self.spec.model_settings_json)
+            provider, model, settings = first
+            models = fallback.chain(registry, self.spec, first)  # R82
             messages = list(st.messages)
             if self.price is None and self.root.budgets is not None:
                 self.price = (provider.price(model, settings),)
             worst = self._admit(self.price[0] if self.price else None, settings, messages)
             if isinstance(worst, budget.Trip):
                 return _trip_reason(worst), "", worst.describe()
+            self.worst = worst
             self.emit(ev.STEP_START, step=step)
             try:
                 await asyncio.shield(self.root.flush())  # may save (see ``_record``)
-                resp = await self.call_model(provider, model, settings, messages)
+                got = await self.call_model(models, step, messages)
             except ProviderError as e:  # R56: a provider error is the task's error result
                 return "error", "", f"its model call failed: {e}"
             finally:
                 budgets = self.root.budgets
-                if worst is not None and budgets is not None:
-                    budgets.release(self.levels, worst)  # its real usage is added below
+                if self.worst is not None and budgets is not None:
+                    budgets.release(self.levels, self.worst)  # its real usage is added below
+                self.worst = None
+            if isinstance(got, budget.Trip):  # R79: a fallback's worst case crosses it
+                return _trip_reason(got), "", got.describe()
+            resp, answered_by = got
             if resp is None:
                 return FinishReason.ABORTED.value, "", "the run was aborted"
             st.step_index = step
@@ -437,7 +446,7 @@ class SubRun:
             cp.total_usage.add(usage)
             cp.delegated_usage.add(usage)
             turn = Message(
-                Role.ASSISTANT, resp.text, resp.tool_calls, model=spec.model, usage=usage
+                Role.ASSISTANT, resp.text, resp.tool_calls, model=answered_by, usage=usage
             )
             st.messages.append(turn)
             self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
@@ -470,19 +479,59 @@ class SubRun:
         return trip
 
     async def call_model(
-        self, provider: Provider, model: str, settings: dict[str, Any], transcript: list[Message]
-    ) -> ModelResponse | None:
+        self, models: list[fallback.Candidate], step: int, transcript: list[Message]
+    ) -> tuple[ModelResponse | None, str] | budget.Trip:
+        """One model call, by the sub-agent's model or, failing that, its fallbacks (R82):
+        the answer (``None``: the run was aborted) and the model that gave it, or the limit
+        a fallback's worst case would cross (R79)."""
         root = self.root
         spec, messages = model_view(self.spec, transcript)
-        request = ModelRequest(
-            root.cp.session_id, model, messages, spec, settings, scope=self.state.task_id
-        )
-        answer, answered = await root.control.unless_stopped(provider.complete(request))
-        if not answered:
-            if root.control.aborted:
+
+        async def call(model: fallback.Candidate) -> ModelResponse | None:
+            async def on_retry(attempt: int, error: str, wait_s: float) -> None:
+                self.emit(
+                    ev.PROVIDER_RETRY,
+                    **fallback.retry_data(step, model.model_id, attempt, error, wait_s),
+                )
+                await self._flush()
+
+            request = ModelRequest(
+                root.cp.session_id,
+                model.model,
+                messages,
+                spec,
+                model.settings,
+                scope=self.state.task_id,
+                on_retry=on_retry,
+            )
+            answer, answered = await root.control.unless_stopped(model.provider.complete(request))
+            if not answered:
+                if root.control.aborted:
+                    return None
+                raise RunInterrupted(root.control.interrupted or "halted")
+            return answer
+
+        async def switch(
+            failed: fallback.Candidate, to: fallback.Candidate, error: ProviderError
+        ) -> budget.Trip | None:
+            self.emit(ev.PROVIDER_FALLBACK, **fallback.event_data(step, failed, to, error))
+            await self._flush()
+            budgets = root.budgets
+            if budgets is None:
                 return None
-            raise RunInterrupted(root.control.interrupted or "halted")
-        return answer
+            if self.worst is not None:
+                budgets.release(self.levels, self.worst)
+                self.worst = None
+            worst = self._admit(to.provider.price(to.model, to.settings), to.settings, transcript)
+            if isinstance(worst, budget.Trip):
+                return worst
+            self.worst = worst
+            return None
+
+        got = await fallback.call_chain(models, call, switch)
+        if isinstance(got, budget.Trip):
+            return got
+        return got[0], got[1].model_id
 
     async def run_tools(self, calls: list[ToolCall], step: int) -> None:
         """The calls one after the other, each result saved as it is recorded (R2); a

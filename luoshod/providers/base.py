@@ -24,6 +24,10 @@ class ModelRequest:
     #: Who in the session calls: "" for the lead agent, a sub-agent task's id otherwise
     #: (the failure backoff of ``guard.py`` is per session and caller).
     scope: str = ""
+    #: Called before each retry of a failed attempt with (the attempt that failed, what
+    #: failed, the wait in seconds), by providers that retry: the ``provider.retry`` event
+    #: (R82).
+    on_retry: Callable[[int, str, float], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,7 @@ class RemoteProvider(Provider):
                 provider=self.name,
                 model=request.model,
                 secrets=self._secrets,
+                on_retry=request.on_retry,
             )
         except ProviderError as e:
             e.metadata["session_id"] = request.session_id

@@ -94,12 +94,14 @@ async def call_with_retries(
     secrets: Sequence[str] = (),
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     rand: Callable[[], float] = random.random,
+    on_retry: Callable[[int, str, float], Awaitable[None]] | None = None,
 ) -> T:
     """``attempt()`` until it succeeds, retrying what ``classify`` calls transient.
 
     ``classify`` returns ``None`` for an exception that is not a provider failure (a bug),
-    which propagates unchanged. Raises ``ProviderError``; its message and metadata never
-    contain any of ``secrets``."""
+    which propagates unchanged. ``on_retry(attempt, what failed, wait)`` is awaited before
+    each wait (the ``provider.retry`` event). Raises ``ProviderError``; its message and
+    metadata never contain any of ``secrets``."""
     attempts = 0
     while True:
         attempts += 1
@@ -144,6 +146,8 @@ async def call_with_retries(
             what,
             wait,
         )
+        if on_retry is not None:
+            await on_retry(attempts, what, wait)
         await sleep(wait)
 
 

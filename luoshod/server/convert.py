@@ -149,6 +149,7 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         else DEFAULT_MAX_SUBAGENT_DEPTH,
         limits=limits_from_pb(a.limits) if a.HasField("limits") else None,
         output_schema_json=a.output_schema_json,
+        fallback_models=tuple(a.fallback_models),
     )
 
 
@@ -246,6 +247,7 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         on_agent_drift=DRIFT_TO_PB[a.on_agent_drift],
         model_settings_json=a.model_settings_json,
         output_schema_json=a.output_schema_json,
+        fallback_models=a.fallback_models,
     )
     if a.tool_timeout_ms is not None:
         spec.tool_timeout_ms = a.tool_timeout_ms
@@ -507,6 +509,10 @@ def _payload(e: Event) -> dict[str, Any]:
             }
         case engine.TOOL_RETRY:
             return {"tool_retry": mcp_convert.tool_retry_pb(d)}
+        case engine.PROVIDER_RETRY:
+            return {"provider_retry": pb.ProviderRetry(**d)}
+        case engine.PROVIDER_FALLBACK:
+            return {"provider_fallback": pb.ProviderFallback(**d)}
         case engine.TOOL_RESULT:
             return {"tool_result": pb.ToolResult(**d)}
         case engine.STEP_DONE:

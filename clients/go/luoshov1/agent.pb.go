@@ -179,6 +179,8 @@ const (
 	ErrorReason_ERROR_REASON_ANSWER_REQUIRED ErrorReason = 155
 	// INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
 	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
+	// fallback_models repeats the model or one of its entries.
+	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
 )
 
 // Enum value maps for ErrorReason.
@@ -277,6 +279,7 @@ var (
 		150: "ERROR_REASON_INVALID_OUTPUT_SCHEMA",
 		155: "ERROR_REASON_ANSWER_REQUIRED",
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
+		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -372,6 +375,7 @@ var (
 		"ERROR_REASON_INVALID_OUTPUT_SCHEMA":         150,
 		"ERROR_REASON_ANSWER_REQUIRED":               155,
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
+		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
 	}
 )
 
@@ -1309,6 +1313,11 @@ type AgentSpec struct {
 	MaxSubagentDepth *int32 `protobuf:"varint,41,opt,name=max_subagent_depth,json=maxSubagentDepth,proto3,oneof" json:"max_subagent_depth,omitempty"`
 	// Caps on spend and time. Unset: none but max_steps.
 	Limits *Limits `protobuf:"bytes,50,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Models ("provider:model") that take a turn, in order, when the model (or the
+	// fallback before) fails with a retryable error after its retries, or its circuit is
+	// open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+	// as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+	FallbackModels []string `protobuf:"bytes,60,rep,name=fallback_models,json=fallbackModels,proto3" json:"fallback_models,omitempty"`
 	// Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
 	// JSON valid against. The provider's native structured output is used where there is one;
 	// an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
@@ -1434,6 +1443,13 @@ func (x *AgentSpec) GetMaxSubagentDepth() int32 {
 func (x *AgentSpec) GetLimits() *Limits {
 	if x != nil {
 		return x.Limits
+	}
+	return nil
+}
+
+func (x *AgentSpec) GetFallbackModels() []string {
+	if x != nil {
+		return x.FallbackModels
 	}
 	return nil
 }
@@ -3146,6 +3162,8 @@ type Event struct {
 	//	*Event_ApprovalResolved
 	//	*Event_BudgetExceeded
 	//	*Event_ToolReconcile
+	//	*Event_ProviderRetry
+	//	*Event_ProviderFallback
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -3367,6 +3385,24 @@ func (x *Event) GetToolReconcile() *ToolReconcile {
 	return nil
 }
 
+func (x *Event) GetProviderRetry() *ProviderRetry {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ProviderRetry); ok {
+			return x.ProviderRetry
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetProviderFallback() *ProviderFallback {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ProviderFallback); ok {
+			return x.ProviderFallback
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -3438,6 +3474,14 @@ type Event_ToolReconcile struct {
 	ToolReconcile *ToolReconcile `protobuf:"bytes,34,opt,name=tool_reconcile,json=toolReconcile,proto3,oneof"`
 }
 
+type Event_ProviderRetry struct {
+	ProviderRetry *ProviderRetry `protobuf:"bytes,36,opt,name=provider_retry,json=providerRetry,proto3,oneof"`
+}
+
+type Event_ProviderFallback struct {
+	ProviderFallback *ProviderFallback `protobuf:"bytes,37,opt,name=provider_fallback,json=providerFallback,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -3467,6 +3511,10 @@ func (*Event_ApprovalResolved) isEvent_Payload() {}
 func (*Event_BudgetExceeded) isEvent_Payload() {}
 
 func (*Event_ToolReconcile) isEvent_Payload() {}
+
+func (*Event_ProviderRetry) isEvent_Payload() {}
+
+func (*Event_ProviderFallback) isEvent_Payload() {}
 
 // type "run.start"
 type RunStart struct {
@@ -4014,6 +4062,177 @@ func (x *ToolRetry) GetDelayMs() int64 {
 	return 0
 }
 
+// type "provider.retry": a model call's attempt failed with a retryable error and the
+// provider tries it again after `delay_ms` (R82).
+type ProviderRetry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// The model called ("provider:model").
+	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// The attempt that failed (1 = the first).
+	Attempt int32  `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Error   string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// The wait before the next attempt.
+	DelayMs       int64 `protobuf:"varint,5,opt,name=delay_ms,json=delayMs,proto3" json:"delay_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderRetry) Reset() {
+	*x = ProviderRetry{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderRetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderRetry) ProtoMessage() {}
+
+func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderRetry.ProtoReflect.Descriptor instead.
+func (*ProviderRetry) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ProviderRetry) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ProviderRetry) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ProviderRetry) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ProviderRetry) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ProviderRetry) GetDelayMs() int64 {
+	if x != nil {
+		return x.DelayMs
+	}
+	return 0
+}
+
+// type "provider.fallback": the model failed with a retryable error after its retries
+// (or its circuit is open) and the next of the agent's fallback_models takes the same
+// turn (R82).
+type ProviderFallback struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// "provider:model" that failed, and the one that takes the turn.
+	FromModel string `protobuf:"bytes,2,opt,name=from_model,json=fromModel,proto3" json:"from_model,omitempty"`
+	ToModel   string `protobuf:"bytes,3,opt,name=to_model,json=toModel,proto3" json:"to_model,omitempty"`
+	Error     string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// The ErrorInfo reason of the failure (PROVIDER_ERROR) and the provider's error type
+	// ("http_503", "circuit_open", …).
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	ErrorType     string `protobuf:"bytes,6,opt,name=error_type,json=errorType,proto3" json:"error_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderFallback) Reset() {
+	*x = ProviderFallback{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderFallback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderFallback) ProtoMessage() {}
+
+func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderFallback.ProtoReflect.Descriptor instead.
+func (*ProviderFallback) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ProviderFallback) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ProviderFallback) GetFromModel() string {
+	if x != nil {
+		return x.FromModel
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetToModel() string {
+	if x != nil {
+		return x.ToModel
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ProviderFallback) GetErrorType() string {
+	if x != nil {
+		return x.ErrorType
+	}
+	return ""
+}
+
 // type "tool.result": a result was recorded in the transcript.
 type ToolResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4028,7 +4247,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4040,7 +4259,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4053,7 +4272,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -4101,7 +4320,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4113,7 +4332,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4126,7 +4345,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -4149,7 +4368,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4161,7 +4380,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4174,7 +4393,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -4211,7 +4430,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4223,7 +4442,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4236,7 +4455,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -4299,7 +4518,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4311,7 +4530,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4324,7 +4543,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -4360,7 +4579,7 @@ type BudgetExceeded struct {
 
 func (x *BudgetExceeded) Reset() {
 	*x = BudgetExceeded{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4372,7 +4591,7 @@ func (x *BudgetExceeded) String() string {
 func (*BudgetExceeded) ProtoMessage() {}
 
 func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4385,7 +4604,7 @@ func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetExceeded.ProtoReflect.Descriptor instead.
 func (*BudgetExceeded) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BudgetExceeded) GetScope() string {
@@ -4460,7 +4679,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4472,7 +4691,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4485,7 +4704,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -4582,7 +4801,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4594,7 +4813,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4607,7 +4826,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -4681,7 +4900,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4693,7 +4912,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4706,7 +4925,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -4756,7 +4975,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4768,7 +4987,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4781,7 +5000,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -4808,7 +5027,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4820,7 +5039,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4833,7 +5052,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -4861,7 +5080,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4873,7 +5092,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4886,7 +5105,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -4905,7 +5124,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4917,7 +5136,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4930,7 +5149,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -4953,7 +5172,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4965,7 +5184,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4978,7 +5197,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -5011,7 +5230,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5023,7 +5242,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5036,7 +5255,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -5066,7 +5285,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5078,7 +5297,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5091,7 +5310,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -5141,7 +5360,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5153,7 +5372,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5166,7 +5385,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -5192,7 +5411,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5204,7 +5423,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5217,7 +5436,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -5237,7 +5456,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5249,7 +5468,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5262,7 +5481,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -5281,7 +5500,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5293,7 +5512,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5306,7 +5525,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -5336,7 +5555,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5348,7 +5567,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5361,7 +5580,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -5414,7 +5633,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5426,7 +5645,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5439,7 +5658,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -5509,7 +5728,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5521,7 +5740,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5534,7 +5753,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -5598,7 +5817,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5610,7 +5829,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5623,7 +5842,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -5657,7 +5876,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5669,7 +5888,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5682,7 +5901,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -5709,7 +5928,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5721,7 +5940,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5734,7 +5953,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -5772,7 +5991,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5784,7 +6003,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5797,7 +6016,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -5865,7 +6084,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5877,7 +6096,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5890,7 +6109,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -5912,7 +6131,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5924,7 +6143,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5937,7 +6156,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -5971,7 +6190,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5983,7 +6202,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5996,7 +6215,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -6027,7 +6246,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6039,7 +6258,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6052,7 +6271,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -6093,7 +6312,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6105,7 +6324,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6118,7 +6337,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -6153,7 +6372,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6165,7 +6384,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6178,7 +6397,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -6227,7 +6446,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6239,7 +6458,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6252,7 +6471,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -6289,7 +6508,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6301,7 +6520,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6314,7 +6533,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -6356,7 +6575,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6368,7 +6587,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6381,7 +6600,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -6415,7 +6634,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6427,7 +6646,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6440,7 +6659,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -6474,7 +6693,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6486,7 +6705,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6499,7 +6718,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -6555,7 +6774,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6567,7 +6786,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6580,7 +6799,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -6644,7 +6863,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6656,7 +6875,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6669,7 +6888,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -6718,7 +6937,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6730,7 +6949,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6743,7 +6962,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -6815,7 +7034,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6827,7 +7046,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6840,7 +7059,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -6884,7 +7103,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6896,7 +7115,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6909,7 +7128,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -6942,7 +7161,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6954,7 +7173,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6967,7 +7186,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -6988,7 +7207,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7000,7 +7219,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7013,7 +7232,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -7033,7 +7252,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7045,7 +7264,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7058,7 +7277,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -7084,7 +7303,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7096,7 +7315,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7109,7 +7328,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *McpServer) GetName() string {
@@ -7169,7 +7388,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7181,7 +7400,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7194,7 +7413,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *McpTool) GetName() string {
@@ -7244,7 +7463,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
 	"\treconcile\x18\x05 \x01(\bR\treconcile\x12\x1a\n" +
 	"\bquestion\x18\n" +
-	" \x01(\bR\bquestion\"\xf6\x05\n" +
+	" \x01(\bR\bquestion\"\x9f\x06\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7259,7 +7478,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"mcpServers\x121\n" +
 	"\tsubagents\x18( \x03(\v2\x13.luosho.v1.SubAgentR\tsubagents\x121\n" +
 	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01\x12)\n" +
-	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12,\n" +
+	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12'\n" +
+	"\x0ffallback_models\x18< \x03(\tR\x0efallbackModels\x12,\n" +
 	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJsonB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
@@ -7453,7 +7673,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\xf5\b\n" +
+	"totalUsage\"\x84\n" +
+	"\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -7483,7 +7704,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueued\x12J\n" +
 	"\x11approval_resolved\x18  \x01(\v2\x1b.luosho.v1.ApprovalResolvedH\x00R\x10approvalResolved\x12D\n" +
 	"\x0fbudget_exceeded\x18! \x01(\v2\x19.luosho.v1.BudgetExceededH\x00R\x0ebudgetExceeded\x12A\n" +
-	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x122\n" +
+	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x12A\n" +
+	"\x0eprovider_retry\x18$ \x01(\v2\x18.luosho.v1.ProviderRetryH\x00R\rproviderRetry\x12J\n" +
+	"\x11provider_fallback\x18% \x01(\v2\x1b.luosho.v1.ProviderFallbackH\x00R\x10providerFallback\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -7535,7 +7758,22 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x18\n" +
 	"\aattempt\x18\x04 \x01(\x05R\aattempt\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x19\n" +
-	"\bdelay_ms\x18\x06 \x01(\x03R\adelayMs\"\x9b\x01\n" +
+	"\bdelay_ms\x18\x06 \x01(\x03R\adelayMs\"\x84\x01\n" +
+	"\rProviderRetry\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\x05R\aattempt\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x19\n" +
+	"\bdelay_ms\x18\x05 \x01(\x03R\adelayMs\"\xad\x01\n" +
+	"\x10ProviderFallback\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x1d\n" +
+	"\n" +
+	"from_model\x18\x02 \x01(\tR\tfromModel\x12\x19\n" +
+	"\bto_model\x18\x03 \x01(\tR\atoModel\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"error_type\x18\x06 \x01(\tR\terrorType\"\x9b\x01\n" +
 	"\n" +
 	"ToolResult\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
@@ -7824,7 +8062,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xf0\x1a\n" +
+	"\x11_destructive_hint*\x9b\x1b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7919,7 +8157,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01\x12'\n" +
 	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
-	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01*_\n" +
+	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
+	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -8025,7 +8264,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -8069,59 +8308,61 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*ToolCallRequested)(nil),        // 39: luosho.v1.ToolCallRequested
 	(*ToolReconcile)(nil),            // 40: luosho.v1.ToolReconcile
 	(*ToolRetry)(nil),                // 41: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 42: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 43: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 44: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 45: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 46: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 47: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 48: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 49: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 50: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 51: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 52: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 53: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 54: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 55: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 56: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 57: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 58: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 59: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 60: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 61: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 62: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 63: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 64: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 65: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 66: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 67: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 68: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 69: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 70: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 71: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 72: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 73: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 74: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 75: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 76: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 77: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 78: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 79: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 80: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 81: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 82: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 83: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 84: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 85: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 86: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 87: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 88: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 89: luosho.v1.McpTool
-	nil,                              // 90: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 91: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 92: luosho.v1.GetSessionResponse.UsageByModelEntry
-	nil,                              // 93: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 94: google.protobuf.Timestamp
+	(*ProviderRetry)(nil),            // 42: luosho.v1.ProviderRetry
+	(*ProviderFallback)(nil),         // 43: luosho.v1.ProviderFallback
+	(*ToolResult)(nil),               // 44: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 45: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 46: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 47: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 48: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 49: luosho.v1.BudgetExceeded
+	(*RunDone)(nil),                  // 50: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 51: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 52: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 53: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 54: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 55: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 56: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 57: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 58: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 59: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 60: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 61: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 62: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 63: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 64: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 65: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 66: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 67: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 68: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 69: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 70: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 71: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 72: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 73: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 74: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 75: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 76: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 77: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 78: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 79: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 80: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 81: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 82: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 83: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 84: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 85: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 86: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 87: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 88: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 89: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 90: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 91: luosho.v1.McpTool
+	nil,                              // 92: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 93: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 94: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 95: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 96: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	15,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -8141,151 +8382,153 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	24,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
 	26,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
 	24,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	90,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	92,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
 	25,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
 	26,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	28,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	27,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	94,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	96,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	16,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	26,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	45,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	47,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
 	26,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
 	30,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
 	25,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	91,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	93,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
 	30,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	94,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	94,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	96,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	96,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
 	25,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
 	26,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
 	28,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	24,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
 	24,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
 	28,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	94,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	94,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	96,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	7,   // 43: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	94,  // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	96,  // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	3,   // 45: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
 	29,  // 46: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
 	26,  // 47: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
 	26,  // 48: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
 	3,   // 49: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 50: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	94,  // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	45,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	96,  // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
 	26,  // 53: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	94,  // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	96,  // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
 	35,  // 55: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
 	37,  // 56: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
 	38,  // 57: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
 	39,  // 58: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	42,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	43,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	48,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	45,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	44,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	46,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	44,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	45,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	50,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	47,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	46,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	48,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
 	41,  // 65: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	51,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	53,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
 	36,  // 67: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	47,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	49,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
 	40,  // 69: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	20,  // 70: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	8,   // 71: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	28,  // 72: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	25,  // 73: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	26,  // 74: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	24,  // 75: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	10,  // 76: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	9,   // 77: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	24,  // 78: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	31,  // 79: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	26,  // 80: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 81: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 82: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 83: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	25,  // 84: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	16,  // 85: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	11,  // 86: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	25,  // 87: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	11,  // 88: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	94,  // 89: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	34,  // 90: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	16,  // 91: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 92: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 93: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	12,  // 94: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	29,  // 95: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	50,  // 96: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	63,  // 97: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	92,  // 98: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	93,  // 99: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	94,  // 100: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	94,  // 101: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 102: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	33,  // 103: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	16,  // 104: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 105: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	31,  // 106: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	32,  // 107: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	25,  // 108: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	75,  // 109: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	74,  // 110: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	29,  // 111: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	80,  // 112: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	26,  // 113: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	79,  // 114: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	81,  // 115: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 116: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 117: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	79,  // 118: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	79,  // 119: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	82,  // 120: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	34,  // 121: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	88,  // 122: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	13,  // 123: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	14,  // 124: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	89,  // 125: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	26,  // 126: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	49,  // 127: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	55,  // 128: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	57,  // 129: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	59,  // 130: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	61,  // 131: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	64,  // 132: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	66,  // 133: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	68,  // 134: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	70,  // 135: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	72,  // 136: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	76,  // 137: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	78,  // 138: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	84,  // 139: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	86,  // 140: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	52,  // 141: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	54,  // 142: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	56,  // 143: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	58,  // 144: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	60,  // 145: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	62,  // 146: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	65,  // 147: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	67,  // 148: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	69,  // 149: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	71,  // 150: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	73,  // 151: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	77,  // 152: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	83,  // 153: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	85,  // 154: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	87,  // 155: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	53,  // 156: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	142, // [142:157] is the sub-list for method output_type
-	127, // [127:142] is the sub-list for method input_type
-	127, // [127:127] is the sub-list for extension type_name
-	127, // [127:127] is the sub-list for extension extendee
-	0,   // [0:127] is the sub-list for field type_name
+	42,  // 70: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	43,  // 71: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	20,  // 72: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	8,   // 73: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	28,  // 74: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	25,  // 75: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	26,  // 76: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	24,  // 77: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	10,  // 78: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	9,   // 79: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	24,  // 80: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	31,  // 81: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	26,  // 82: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 83: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 84: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	26,  // 85: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	25,  // 86: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	16,  // 87: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	11,  // 88: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	25,  // 89: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	11,  // 90: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	96,  // 91: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	34,  // 92: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	16,  // 93: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 94: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 95: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	12,  // 96: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	29,  // 97: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	52,  // 98: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	65,  // 99: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	94,  // 100: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	95,  // 101: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	96,  // 102: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	96,  // 103: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 104: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	33,  // 105: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	16,  // 106: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 107: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	31,  // 108: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	32,  // 109: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	25,  // 110: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	77,  // 111: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	76,  // 112: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	29,  // 113: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	82,  // 114: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	26,  // 115: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	81,  // 116: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	83,  // 117: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 118: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 119: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	81,  // 120: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	81,  // 121: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	84,  // 122: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	34,  // 123: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	90,  // 124: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	13,  // 125: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	14,  // 126: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	91,  // 127: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	26,  // 128: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	51,  // 129: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	57,  // 130: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	59,  // 131: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	61,  // 132: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	63,  // 133: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	66,  // 134: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	68,  // 135: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	70,  // 136: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	72,  // 137: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	74,  // 138: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	78,  // 139: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	80,  // 140: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	86,  // 141: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	88,  // 142: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	54,  // 143: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	56,  // 144: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	58,  // 145: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	60,  // 146: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	62,  // 147: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	64,  // 148: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	67,  // 149: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	69,  // 150: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	71,  // 151: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	73,  // 152: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	75,  // 153: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	79,  // 154: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	85,  // 155: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	87,  // 156: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	89,  // 157: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	55,  // 158: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	144, // [144:159] is the sub-list for method output_type
+	129, // [129:144] is the sub-list for method input_type
+	129, // [129:129] is the sub-list for extension type_name
+	129, // [129:129] is the sub-list for extension extendee
+	0,   // [0:129] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8314,20 +8557,22 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ApprovalResolved)(nil),
 		(*Event_BudgetExceeded)(nil),
 		(*Event_ToolReconcile)(nil),
+		(*Event_ProviderRetry)(nil),
+		(*Event_ProviderFallback)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[34].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[50].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[59].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[65].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[68].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[74].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[36].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[52].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[67].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[76].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      15,
-			NumMessages:   79,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -101,6 +101,10 @@ export interface Agent {
   /** A JSON Schema the run's final answer must be JSON valid against (docs/reference/rules.md
    * R83), as an object (sent as JSON) or JSON text; `RunResult.output` is the answer parsed. */
   outputSchema?: unknown;
+  /** Models ("provider:model") that take a turn, in order, when the model fails with a
+   * retryable error after its retries or its circuit is open (docs/reference/rules.md R82).
+   * Each retry and switch is a `providerRetry` / `providerFallback` event. */
+  fallbackModels?: string[];
 }
 
 /** A named sub-agent: the lead's model chooses it by `description`. */
@@ -162,6 +166,7 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
     maxSubagentDepth: agent.maxSubagentDepth,
     outputSchemaJson:
       agent.outputSchema === undefined ? "" : typeof agent.outputSchema === "string" ? agent.outputSchema : JSON.stringify(agent.outputSchema),
+    fallbackModels: agent.fallbackModels ?? [],
   };
 }
 

@@ -23,6 +23,14 @@ export function describe(ev) {
       if (r.answer) return `${r.tool_name} answered by ${r.decided_by || "anonymous"}: “${short(r.answer)}”`;
       return `${r.tool_name} ${r.approved ? "approved" : "rejected"} by ${r.decided_by || "anonymous"}${r.note ? ` · “${short(r.note)}”` : ""}`;
     }
+    case "provider.retry": {
+      const r = ev.provider_retry;
+      return `${r.model} attempt ${r.attempt} failed, retried in ${r.delay_ms || 0} ms · ${short(r.error)}`;
+    }
+    case "provider.fallback": {
+      const f = ev.provider_fallback;
+      return `${f.from_model} → ${f.to_model} takes the turn (${f.error_type || f.reason}) · ${short(f.error)}`;
+    }
     case "agent.drift": return `model ${ev.agent_drift.model_from || "?"} → ${ev.agent_drift.model_to || "?"}`;
     case "step.done": return `step ${ev.step_done.step}`;
     case "run.done": return `${reasonName(ev.run_done.finish_reason)}${ev.run_done.final_text ? " · " + short(ev.run_done.final_text) : ""}`;

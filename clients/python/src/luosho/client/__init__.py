@@ -36,7 +36,7 @@ from ._errors import (
 from ._mcp import McpRetry, McpServer, McpToolOverride, is_daemon_call
 from ._messages import message_from_dict, message_to_dict
 from ._requests import UNSET, ToolResultPatch
-from ._result import BudgetExceeded, RunResult, Usage
+from ._result import BudgetExceeded, ProviderFallback, ProviderRetry, RunResult, Usage
 from ._retry import NO_RETRY, RetryPolicy, new_request_id
 from ._sync_client import Client, Run, Watch
 from ._tools import (
@@ -72,6 +72,8 @@ __all__ = [
     "AsyncWatch",
     "CheckpointNotFoundError",
     "BudgetExceeded",
+    "ProviderFallback",
+    "ProviderRetry",
     "Client",
     "DriftPolicy",
     "EventsOutOfRangeError",

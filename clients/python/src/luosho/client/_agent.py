@@ -86,6 +86,9 @@ class Agent:
     # ``model_json_schema()`` (a pydantic model); the run's answer must be JSON valid
     # against it, and ``RunResult.output`` / ``output_as`` return it parsed.
     output_schema: dict[str, Any] | str | type | None = None
+    # Models ("provider:model") that take a turn, in order, when the model fails with a
+    # retryable error after its retries or its circuit is open (R82).
+    fallback_models: Sequence[str] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -101,6 +104,7 @@ class Agent:
             tools=[t if isinstance(t, agent_pb2.ToolSpec) else t.to_proto() for t in self.tools],
             on_agent_drift=_DRIFT_POLICIES[self.on_agent_drift],
             model_settings_json="" if self.model_settings is None else dumps(self.model_settings),
+            fallback_models=list(self.fallback_models),
         )
         # proto3 optional fields: only set what was given, so "unset" means the default.
         if self.max_steps is not None:

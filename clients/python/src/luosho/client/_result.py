@@ -15,6 +15,8 @@ from ._errors import IncompleteRunError
 
 __all__ = [
     "BudgetExceeded",
+    "ProviderFallback",
+    "ProviderRetry",
     "RunResult",
     "Usage",
     "build_result",
@@ -114,6 +116,53 @@ class BudgetExceeded:
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class ProviderRetry:
+    """A ``provider.retry`` event (R82): ``attempt`` (1 = the first) of a call of ``model``
+    failed with ``error`` and the provider tries again after ``delay_ms``. ``subagent``:
+    the path of the sub-agent whose call it was (empty: the lead)."""
+
+    step: int
+    model: str
+    attempt: int
+    error: str
+    delay_ms: int
+    subagent: tuple[str, ...] = ()
+
+    @classmethod
+    def from_event(cls, e: agent_pb2.Event) -> ProviderRetry:
+        r = e.provider_retry
+        return cls(r.step, r.model, r.attempt, r.error, r.delay_ms, tuple(e.subagent.path))
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderFallback:
+    """A ``provider.fallback`` event (R82): ``from_model`` failed with ``error`` (its
+    ``reason`` and the provider's ``error_type``, "circuit_open" when it was skipped) and
+    ``to_model`` took the same turn. ``subagent``: as for ``ProviderRetry``."""
+
+    step: int
+    from_model: str
+    to_model: str
+    error: str
+    reason: str
+    error_type: str
+    subagent: tuple[str, ...] = ()
+
+    @classmethod
+    def from_event(cls, e: agent_pb2.Event) -> ProviderFallback:
+        f = e.provider_fallback
+        return cls(
+            f.step,
+            f.from_model,
+            f.to_model,
+            f.error,
+            f.reason,
+            f.error_type,
+            tuple(e.subagent.path),
+        )
+
+
 @dataclass(frozen=True)
 class RunResult:
     """The outcome of one Execute, Resume or Resolve stream.
@@ -146,6 +195,9 @@ class RunResult:
     # What tripped when a limit stopped the run (finish_reason "budget_exceeded" or
     # "deadline_exceeded"): the run's budget.exceeded event (else None).
     budget_exceeded: BudgetExceeded | None = field(default=None, repr=False)
+    # The run's provider.retry and provider.fallback events, in order (R82).
+    retries: tuple[ProviderRetry, ...] = field(default=(), repr=False)
+    fallbacks: tuple[ProviderFallback, ...] = field(default=(), repr=False)
     # With an agent's output schema (R83): the answer as canonical JSON when it was valid
     # (finish_reason "stop"), else the validation errors (finish_reason "output_invalid").
     output_json: str = ""
@@ -228,6 +280,10 @@ def build_result(
         ),
         output_json=done.output_json,
         output_errors=tuple(done.output_errors),
+        retries=tuple(ProviderRetry.from_event(e) for e in events if e.HasField("provider_retry")),
+        fallbacks=tuple(
+            ProviderFallback.from_event(e) for e in events if e.HasField("provider_fallback")
+        ),
     )
 
 

@@ -105,6 +105,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_OUTPUT_SCHEMA: _ClassVar[ErrorReason]
     ERROR_REASON_ANSWER_REQUIRED: _ClassVar[ErrorReason]
     ERROR_REASON_ANSWER_NOT_ALLOWED: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_FALLBACK_MODELS: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -297,6 +298,7 @@ ERROR_REASON_INVALID_COSTLIEST_FIRST: ErrorReason
 ERROR_REASON_INVALID_OUTPUT_SCHEMA: ErrorReason
 ERROR_REASON_ANSWER_REQUIRED: ErrorReason
 ERROR_REASON_ANSWER_NOT_ALLOWED: ErrorReason
+ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -372,7 +374,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ..., question: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "output_schema_json")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "fallback_models", "output_schema_json")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -386,6 +388,7 @@ class AgentSpec(_message.Message):
     SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
     MAX_SUBAGENT_DEPTH_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_MODELS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
@@ -400,8 +403,9 @@ class AgentSpec(_message.Message):
     subagents: _containers.RepeatedCompositeFieldContainer[SubAgent]
     max_subagent_depth: int
     limits: Limits
+    fallback_models: _containers.RepeatedScalarFieldContainer[str]
     output_schema_json: str
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., output_schema_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., fallback_models: _Optional[_Iterable[str]] = ..., output_schema_json: _Optional[str] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("run", "session", "count_paused_time")
@@ -726,7 +730,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "subagent")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "provider_retry", "provider_fallback", "subagent")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -748,6 +752,8 @@ class Event(_message.Message):
     APPROVAL_RESOLVED_FIELD_NUMBER: _ClassVar[int]
     BUDGET_EXCEEDED_FIELD_NUMBER: _ClassVar[int]
     TOOL_RECONCILE_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_RETRY_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_FALLBACK_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
@@ -770,8 +776,10 @@ class Event(_message.Message):
     approval_resolved: ApprovalResolved
     budget_exceeded: BudgetExceeded
     tool_reconcile: ToolReconcile
+    provider_retry: ProviderRetry
+    provider_fallback: ProviderFallback
     subagent: SubAgentTag
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., tool_reconcile: _Optional[_Union[ToolReconcile, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., tool_reconcile: _Optional[_Union[ToolReconcile, _Mapping]] = ..., provider_retry: _Optional[_Union[ProviderRetry, _Mapping]] = ..., provider_fallback: _Optional[_Union[ProviderFallback, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -864,6 +872,36 @@ class ToolRetry(_message.Message):
     error: str
     delay_ms: int
     def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[str] = ..., delay_ms: _Optional[int] = ...) -> None: ...
+
+class ProviderRetry(_message.Message):
+    __slots__ = ("step", "model", "attempt", "error", "delay_ms")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    model: str
+    attempt: int
+    error: str
+    delay_ms: int
+    def __init__(self, step: _Optional[int] = ..., model: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[str] = ..., delay_ms: _Optional[int] = ...) -> None: ...
+
+class ProviderFallback(_message.Message):
+    __slots__ = ("step", "from_model", "to_model", "error", "reason", "error_type")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    FROM_MODEL_FIELD_NUMBER: _ClassVar[int]
+    TO_MODEL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ERROR_TYPE_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    from_model: str
+    to_model: str
+    error: str
+    reason: str
+    error_type: str
+    def __init__(self, step: _Optional[int] = ..., from_model: _Optional[str] = ..., to_model: _Optional[str] = ..., error: _Optional[str] = ..., reason: _Optional[str] = ..., error_type: _Optional[str] = ...) -> None: ...
 
 class ToolResult(_message.Message):
     __slots__ = ("step", "tool_call_id", "tool_name", "result_json", "is_error")

@@ -191,6 +191,8 @@ export enum ErrorReason {
   ERROR_REASON_ANSWER_REQUIRED = 155,
   /** ERROR_REASON_ANSWER_NOT_ALLOWED - INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question. */
   ERROR_REASON_ANSWER_NOT_ALLOWED = 156,
+  /** ERROR_REASON_INVALID_FALLBACK_MODELS - fallback_models repeats the model or one of its entries. */
+  ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
   UNRECOGNIZED = -1,
 }
 
@@ -475,6 +477,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 156:
     case "ERROR_REASON_ANSWER_NOT_ALLOWED":
       return ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED;
+    case 145:
+    case "ERROR_REASON_INVALID_FALLBACK_MODELS":
+      return ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -670,6 +675,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_ANSWER_REQUIRED";
     case ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED:
       return "ERROR_REASON_ANSWER_NOT_ALLOWED";
+    case ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS:
+      return "ERROR_REASON_INVALID_FALLBACK_MODELS";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1452,6 +1459,13 @@ export interface AgentSpec {
     | Limits
     | undefined;
   /**
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   */
+  fallbackModels: string[];
+  /**
    * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
    * JSON valid against. The provider's native structured output is used where there is one;
    * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
@@ -1837,8 +1851,10 @@ export interface Event {
   inputQueued?: InputQueued | undefined;
   approvalResolved?: ApprovalResolved | undefined;
   budgetExceeded?: BudgetExceeded | undefined;
-  toolReconcile?:
-    | ToolReconcile
+  toolReconcile?: ToolReconcile | undefined;
+  providerRetry?: ProviderRetry | undefined;
+  providerFallback?:
+    | ProviderFallback
     | undefined;
   /** Set on every event a sub-agent causes (R58); unset on the lead's. */
   subagent: SubAgentTag | undefined;
@@ -1951,6 +1967,40 @@ export interface ToolRetry {
   error: string;
   /** The wait before the next attempt. */
   delayMs: number;
+}
+
+/**
+ * type "provider.retry": a model call's attempt failed with a retryable error and the
+ * provider tries it again after `delay_ms` (R82).
+ */
+export interface ProviderRetry {
+  step: number;
+  /** The model called ("provider:model"). */
+  model: string;
+  /** The attempt that failed (1 = the first). */
+  attempt: number;
+  error: string;
+  /** The wait before the next attempt. */
+  delayMs: number;
+}
+
+/**
+ * type "provider.fallback": the model failed with a retryable error after its retries
+ * (or its circuit is open) and the next of the agent's fallback_models takes the same
+ * turn (R82).
+ */
+export interface ProviderFallback {
+  step: number;
+  /** "provider:model" that failed, and the one that takes the turn. */
+  fromModel: string;
+  toModel: string;
+  error: string;
+  /**
+   * The ErrorInfo reason of the failure (PROVIDER_ERROR) and the provider's error type
+   * ("http_503", "circuit_open", …).
+   */
+  reason: string;
+  errorType: string;
 }
 
 /** type "tool.result": a result was recorded in the transcript. */
@@ -2665,6 +2715,7 @@ function createBaseAgentSpec(): AgentSpec {
     subagents: [],
     maxSubagentDepth: undefined,
     limits: undefined,
+    fallbackModels: [],
     outputSchemaJson: "",
   };
 }
@@ -2709,6 +2760,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.limits !== undefined) {
       Limits.encode(message.limits, writer.uint32(402).fork()).join();
+    }
+    for (const v of message.fallbackModels) {
+      writer.uint32(482).string(v!);
     }
     if (message.outputSchemaJson !== "") {
       writer.uint32(522).string(message.outputSchemaJson);
@@ -2833,6 +2887,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.limits = Limits.decode(reader, reader.uint32());
             continue;
           }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.fallbackModels.push(reader.string());
+            continue;
+          }
           case 65: {
             if (tag !== 522) {
               break;
@@ -2902,6 +2964,11 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         ? globalThis.Number(object.max_subagent_depth)
         : undefined,
       limits: isSet(object.limits) ? Limits.fromJSON(object.limits) : undefined,
+      fallbackModels: globalThis.Array.isArray(object?.fallbackModels)
+        ? object.fallbackModels.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.fallback_models)
+        ? object.fallback_models.map((e: any) => globalThis.String(e))
+        : [],
       outputSchemaJson: isSet(object.outputSchemaJson)
         ? globalThis.String(object.outputSchemaJson)
         : isSet(object.output_schema_json)
@@ -2951,6 +3018,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.limits !== undefined) {
       obj.limits = Limits.toJSON(message.limits);
     }
+    if (message.fallbackModels?.length) {
+      obj.fallbackModels = message.fallbackModels;
+    }
     if (message.outputSchemaJson !== "") {
       obj.outputSchemaJson = message.outputSchemaJson;
     }
@@ -2977,6 +3047,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.limits = (object.limits !== undefined && object.limits !== null)
       ? Limits.fromPartial(object.limits)
       : undefined;
+    message.fallbackModels = object.fallbackModels?.map((e) => e) || [];
     message.outputSchemaJson = object.outputSchemaJson ?? "";
     return message;
   },
@@ -6483,6 +6554,8 @@ function createBaseEvent(): Event {
     approvalResolved: undefined,
     budgetExceeded: undefined,
     toolReconcile: undefined,
+    providerRetry: undefined,
+    providerFallback: undefined,
     subagent: undefined,
   };
 }
@@ -6551,6 +6624,12 @@ export const Event: MessageFns<Event> = {
     }
     if (message.toolReconcile !== undefined) {
       ToolReconcile.encode(message.toolReconcile, writer.uint32(274).fork()).join();
+    }
+    if (message.providerRetry !== undefined) {
+      ProviderRetry.encode(message.providerRetry, writer.uint32(290).fork()).join();
+    }
+    if (message.providerFallback !== undefined) {
+      ProviderFallback.encode(message.providerFallback, writer.uint32(298).fork()).join();
     }
     if (message.subagent !== undefined) {
       SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
@@ -6739,6 +6818,22 @@ export const Event: MessageFns<Event> = {
             message.toolReconcile = ToolReconcile.decode(reader, reader.uint32());
             continue;
           }
+          case 36: {
+            if (tag !== 290) {
+              break;
+            }
+
+            message.providerRetry = ProviderRetry.decode(reader, reader.uint32());
+            continue;
+          }
+          case 37: {
+            if (tag !== 298) {
+              break;
+            }
+
+            message.providerFallback = ProviderFallback.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -6850,6 +6945,16 @@ export const Event: MessageFns<Event> = {
         : isSet(object.tool_reconcile)
         ? ToolReconcile.fromJSON(object.tool_reconcile)
         : undefined,
+      providerRetry: isSet(object.providerRetry)
+        ? ProviderRetry.fromJSON(object.providerRetry)
+        : isSet(object.provider_retry)
+        ? ProviderRetry.fromJSON(object.provider_retry)
+        : undefined,
+      providerFallback: isSet(object.providerFallback)
+        ? ProviderFallback.fromJSON(object.providerFallback)
+        : isSet(object.provider_fallback)
+        ? ProviderFallback.fromJSON(object.provider_fallback)
+        : undefined,
       subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
@@ -6919,6 +7024,12 @@ export const Event: MessageFns<Event> = {
     if (message.toolReconcile !== undefined) {
       obj.toolReconcile = ToolReconcile.toJSON(message.toolReconcile);
     }
+    if (message.providerRetry !== undefined) {
+      obj.providerRetry = ProviderRetry.toJSON(message.providerRetry);
+    }
+    if (message.providerFallback !== undefined) {
+      obj.providerFallback = ProviderFallback.toJSON(message.providerFallback);
+    }
     if (message.subagent !== undefined) {
       obj.subagent = SubAgentTag.toJSON(message.subagent);
     }
@@ -6980,6 +7091,12 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.toolReconcile = (object.toolReconcile !== undefined && object.toolReconcile !== null)
       ? ToolReconcile.fromPartial(object.toolReconcile)
+      : undefined;
+    message.providerRetry = (object.providerRetry !== undefined && object.providerRetry !== null)
+      ? ProviderRetry.fromPartial(object.providerRetry)
+      : undefined;
+    message.providerFallback = (object.providerFallback !== undefined && object.providerFallback !== null)
+      ? ProviderFallback.fromPartial(object.providerFallback)
       : undefined;
     message.subagent = (object.subagent !== undefined && object.subagent !== null)
       ? SubAgentTag.fromPartial(object.subagent)
@@ -7922,6 +8039,304 @@ export const ToolRetry: MessageFns<ToolRetry> = {
     message.attempt = object.attempt ?? 0;
     message.error = object.error ?? "";
     message.delayMs = object.delayMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseProviderRetry(): ProviderRetry {
+  return { step: 0, model: "", attempt: 0, error: "", delayMs: 0 };
+}
+
+export const ProviderRetry: MessageFns<ProviderRetry> = {
+  encode(message: ProviderRetry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(24).int32(message.attempt);
+    }
+    if (message.error !== "") {
+      writer.uint32(34).string(message.error);
+    }
+    if (message.delayMs !== 0) {
+      writer.uint32(40).int64(message.delayMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProviderRetry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProviderRetry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.delayMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProviderRetry {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      delayMs: isSet(object.delayMs)
+        ? globalThis.Number(object.delayMs)
+        : isSet(object.delay_ms)
+        ? globalThis.Number(object.delay_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: ProviderRetry): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.delayMs !== 0) {
+      obj.delayMs = Math.round(message.delayMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProviderRetry>, I>>(base?: I): ProviderRetry {
+    return ProviderRetry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProviderRetry>, I>>(object: I): ProviderRetry {
+    const message = createBaseProviderRetry();
+    message.step = object.step ?? 0;
+    message.model = object.model ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.error = object.error ?? "";
+    message.delayMs = object.delayMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseProviderFallback(): ProviderFallback {
+  return { step: 0, fromModel: "", toModel: "", error: "", reason: "", errorType: "" };
+}
+
+export const ProviderFallback: MessageFns<ProviderFallback> = {
+  encode(message: ProviderFallback, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.fromModel !== "") {
+      writer.uint32(18).string(message.fromModel);
+    }
+    if (message.toModel !== "") {
+      writer.uint32(26).string(message.toModel);
+    }
+    if (message.error !== "") {
+      writer.uint32(34).string(message.error);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    if (message.errorType !== "") {
+      writer.uint32(50).string(message.errorType);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProviderFallback {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProviderFallback();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fromModel = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.toModel = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.errorType = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProviderFallback {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      fromModel: isSet(object.fromModel)
+        ? globalThis.String(object.fromModel)
+        : isSet(object.from_model)
+        ? globalThis.String(object.from_model)
+        : "",
+      toModel: isSet(object.toModel)
+        ? globalThis.String(object.toModel)
+        : isSet(object.to_model)
+        ? globalThis.String(object.to_model)
+        : "",
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      errorType: isSet(object.errorType)
+        ? globalThis.String(object.errorType)
+        : isSet(object.error_type)
+        ? globalThis.String(object.error_type)
+        : "",
+    };
+  },
+
+  toJSON(message: ProviderFallback): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.fromModel !== "") {
+      obj.fromModel = message.fromModel;
+    }
+    if (message.toModel !== "") {
+      obj.toModel = message.toModel;
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.errorType !== "") {
+      obj.errorType = message.errorType;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProviderFallback>, I>>(base?: I): ProviderFallback {
+    return ProviderFallback.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProviderFallback>, I>>(object: I): ProviderFallback {
+    const message = createBaseProviderFallback();
+    message.step = object.step ?? 0;
+    message.fromModel = object.fromModel ?? "";
+    message.toModel = object.toModel ?? "";
+    message.error = object.error ?? "";
+    message.reason = object.reason ?? "";
+    message.errorType = object.errorType ?? "";
     return message;
   },
 };

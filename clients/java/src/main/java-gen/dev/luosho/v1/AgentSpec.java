@@ -39,6 +39,8 @@ private static final long serialVersionUID = 0L;
     modelSettingsJson_ = "";
     mcpServers_ = java.util.Collections.emptyList();
     subagents_ = java.util.Collections.emptyList();
+    fallbackModels_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
     outputSchemaJson_ = "";
   }
 
@@ -568,6 +570,71 @@ private static final long serialVersionUID = 0L;
     return limits_ == null ? dev.luosho.v1.Limits.getDefaultInstance() : limits_;
   }
 
+  public static final int FALLBACK_MODELS_FIELD_NUMBER = 60;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList fallbackModels_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @return A list containing the fallbackModels.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getFallbackModelsList() {
+    return fallbackModels_;
+  }
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @return The count of fallbackModels.
+   */
+  public int getFallbackModelsCount() {
+    return fallbackModels_.size();
+  }
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @param index The index of the element to return.
+   * @return The fallbackModels at the given index.
+   */
+  public java.lang.String getFallbackModels(int index) {
+    return fallbackModels_.get(index);
+  }
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the fallbackModels at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getFallbackModelsBytes(int index) {
+    return fallbackModels_.getByteString(index);
+  }
+
   public static final int OUTPUT_SCHEMA_JSON_FIELD_NUMBER = 65;
   @SuppressWarnings("serial")
   private volatile java.lang.Object outputSchemaJson_ = "";
@@ -672,6 +739,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeMessage(50, getLimits());
     }
+    for (int i = 0; i < fallbackModels_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 60, fallbackModels_.getRaw(i));
+    }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 65, outputSchemaJson_);
     }
@@ -743,6 +813,14 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(50, getLimits());
     }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < fallbackModels_.size(); i++) {
+        dataSize += computeStringSizeNoTag(fallbackModels_.getRaw(i));
+      }
+      size += dataSize;
+      size += 2 * getFallbackModelsList().size();
+    }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(65, outputSchemaJson_);
     }
@@ -813,6 +891,8 @@ private static final long serialVersionUID = 0L;
       if (!getLimits()
           .equals(other.getLimits())) return false;
     }
+    if (!getFallbackModelsList()
+        .equals(other.getFallbackModelsList())) return false;
     if (!getOutputSchemaJson()
         .equals(other.getOutputSchemaJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
@@ -871,6 +951,10 @@ private static final long serialVersionUID = 0L;
     if (hasLimits()) {
       hash = (37 * hash) + LIMITS_FIELD_NUMBER;
       hash = (53 * hash) + getLimits().hashCode();
+    }
+    if (getFallbackModelsCount() > 0) {
+      hash = (37 * hash) + FALLBACK_MODELS_FIELD_NUMBER;
+      hash = (53 * hash) + getFallbackModelsList().hashCode();
     }
     hash = (37 * hash) + OUTPUT_SCHEMA_JSON_FIELD_NUMBER;
     hash = (53 * hash) + getOutputSchemaJson().hashCode();
@@ -1053,6 +1137,8 @@ private static final long serialVersionUID = 0L;
         limitsBuilder_.dispose();
         limitsBuilder_ = null;
       }
+      fallbackModels_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
       outputSchemaJson_ = "";
       return this;
     }
@@ -1158,6 +1244,10 @@ private static final long serialVersionUID = 0L;
         to_bitField0_ |= 0x00000020;
       }
       if (((from_bitField0_ & 0x00002000) != 0)) {
+        fallbackModels_.makeImmutable();
+        result.fallbackModels_ = fallbackModels_;
+      }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
         result.outputSchemaJson_ = outputSchemaJson_;
       }
       result.bitField0_ |= to_bitField0_;
@@ -1289,9 +1379,19 @@ private static final long serialVersionUID = 0L;
       if (other.hasLimits()) {
         mergeLimits(other.getLimits());
       }
+      if (!other.fallbackModels_.isEmpty()) {
+        if (fallbackModels_.isEmpty()) {
+          fallbackModels_ = other.fallbackModels_;
+          bitField0_ |= 0x00002000;
+        } else {
+          ensureFallbackModelsIsMutable();
+          fallbackModels_.addAll(other.fallbackModels_);
+        }
+        onChanged();
+      }
       if (!other.getOutputSchemaJson().isEmpty()) {
         outputSchemaJson_ = other.outputSchemaJson_;
-        bitField0_ |= 0x00002000;
+        bitField0_ |= 0x00004000;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -1411,9 +1511,14 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00001000;
               break;
             } // case 402
+            case 482: {
+              ensureFallbackModelsIsMutable();
+              fallbackModels_.add(input.readStringRequireUtf8());
+              break;
+            } // case 482
             case 522: {
               outputSchemaJson_ = input.readStringRequireUtf8();
-              bitField0_ |= 0x00002000;
+              bitField0_ |= 0x00004000;
               break;
             } // case 522
             default: {
@@ -3102,6 +3207,180 @@ private static final long serialVersionUID = 0L;
       return limitsBuilder_;
     }
 
+    private com.google.protobuf.LazyStringArrayList fallbackModels_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureFallbackModelsIsMutable() {
+      if (!fallbackModels_.isModifiable()) {
+        fallbackModels_ = new com.google.protobuf.LazyStringArrayList(fallbackModels_);
+      }
+      bitField0_ |= 0x00002000;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @return A list containing the fallbackModels.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getFallbackModelsList() {
+      fallbackModels_.makeImmutable();
+      return fallbackModels_;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @return The count of fallbackModels.
+     */
+    public int getFallbackModelsCount() {
+      return fallbackModels_.size();
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param index The index of the element to return.
+     * @return The fallbackModels at the given index.
+     */
+    public java.lang.String getFallbackModels(int index) {
+      return fallbackModels_.get(index);
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the fallbackModels at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getFallbackModelsBytes(int index) {
+      return fallbackModels_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param index The index to set the value at.
+     * @param value The fallbackModels to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFallbackModels(
+        int index, java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureFallbackModelsIsMutable();
+      fallbackModels_.set(index, value);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param value The fallbackModels to add.
+     * @return This builder for chaining.
+     */
+    public Builder addFallbackModels(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureFallbackModelsIsMutable();
+      fallbackModels_.add(value);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param values The fallbackModels to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllFallbackModels(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureFallbackModelsIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, fallbackModels_);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFallbackModels() {
+      fallbackModels_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x00002000);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Models ("provider:model") that take a turn, in order, when the model (or the
+     * fallback before) fails with a retryable error after its retries, or its circuit is
+     * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+     * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+     * </pre>
+     *
+     * <code>repeated string fallback_models = 60;</code>
+     * @param value The bytes of the fallbackModels to add.
+     * @return This builder for chaining.
+     */
+    public Builder addFallbackModelsBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      ensureFallbackModelsIsMutable();
+      fallbackModels_.add(value);
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+
     private java.lang.Object outputSchemaJson_ = "";
     /**
      * <pre>
@@ -3163,7 +3442,7 @@ private static final long serialVersionUID = 0L;
         java.lang.String value) {
       if (value == null) { throw new NullPointerException(); }
       outputSchemaJson_ = value;
-      bitField0_ |= 0x00002000;
+      bitField0_ |= 0x00004000;
       onChanged();
       return this;
     }
@@ -3179,7 +3458,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder clearOutputSchemaJson() {
       outputSchemaJson_ = getDefaultInstance().getOutputSchemaJson();
-      bitField0_ = (bitField0_ & ~0x00002000);
+      bitField0_ = (bitField0_ & ~0x00004000);
       onChanged();
       return this;
     }
@@ -3199,7 +3478,7 @@ private static final long serialVersionUID = 0L;
       if (value == null) { throw new NullPointerException(); }
       checkByteStringIsUtf8(value);
       outputSchemaJson_ = value;
-      bitField0_ |= 0x00002000;
+      bitField0_ |= 0x00004000;
       onChanged();
       return this;
     }

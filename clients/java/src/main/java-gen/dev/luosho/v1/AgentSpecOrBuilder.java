@@ -329,6 +329,59 @@ public interface AgentSpecOrBuilder extends
 
   /**
    * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @return A list containing the fallbackModels.
+   */
+  java.util.List<java.lang.String>
+      getFallbackModelsList();
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @return The count of fallbackModels.
+   */
+  int getFallbackModelsCount();
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @param index The index of the element to return.
+   * @return The fallbackModels at the given index.
+   */
+  java.lang.String getFallbackModels(int index);
+  /**
+   * <pre>
+   * Models ("provider:model") that take a turn, in order, when the model (or the
+   * fallback before) fails with a retryable error after its retries, or its circuit is
+   * open. A refused call (HTTP 400, …) does not fall back. Each takes model_settings_json
+   * as the model does. Not part of the fingerprint: a turn by a fallback is not drift.
+   * </pre>
+   *
+   * <code>repeated string fallback_models = 60;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the fallbackModels at the given index.
+   */
+  com.google.protobuf.ByteString
+      getFallbackModelsBytes(int index);
+
+  /**
+   * <pre>
    * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
    * JSON valid against. The provider's native structured output is used where there is one;
    * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.

@@ -535,6 +535,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_ANSWER_NOT_ALLOWED = 156;</code>
    */
   ERROR_REASON_ANSWER_NOT_ALLOWED(156),
+  /**
+   * <pre>
+   * fallback_models repeats the model or one of its entries.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
+   */
+  ERROR_REASON_INVALID_FALLBACK_MODELS(145),
   UNRECOGNIZED(-1),
   ;
 
@@ -1062,6 +1070,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_ANSWER_NOT_ALLOWED = 156;</code>
    */
   public static final int ERROR_REASON_ANSWER_NOT_ALLOWED_VALUE = 156;
+  /**
+   * <pre>
+   * fallback_models repeats the model or one of its entries.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
+   */
+  public static final int ERROR_REASON_INVALID_FALLBACK_MODELS_VALUE = 145;
 
 
   public final int getNumber() {
@@ -1181,6 +1197,7 @@ public enum ErrorReason
       case 150: return ERROR_REASON_INVALID_OUTPUT_SCHEMA;
       case 155: return ERROR_REASON_ANSWER_REQUIRED;
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
+      case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
       default: return null;
     }
   }

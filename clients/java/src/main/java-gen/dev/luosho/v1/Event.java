@@ -78,6 +78,8 @@ private static final long serialVersionUID = 0L;
     APPROVAL_RESOLVED(32),
     BUDGET_EXCEEDED(33),
     TOOL_RECONCILE(34),
+    PROVIDER_RETRY(36),
+    PROVIDER_FALLBACK(37),
     PAYLOAD_NOT_SET(0);
     private final int value;
     private PayloadCase(int value) {
@@ -110,6 +112,8 @@ private static final long serialVersionUID = 0L;
         case 32: return APPROVAL_RESOLVED;
         case 33: return BUDGET_EXCEEDED;
         case 34: return TOOL_RECONCILE;
+        case 36: return PROVIDER_RETRY;
+        case 37: return PROVIDER_FALLBACK;
         case 0: return PAYLOAD_NOT_SET;
         default: return null;
       }
@@ -764,6 +768,68 @@ private static final long serialVersionUID = 0L;
     return dev.luosho.v1.ToolReconcile.getDefaultInstance();
   }
 
+  public static final int PROVIDER_RETRY_FIELD_NUMBER = 36;
+  /**
+   * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+   * @return Whether the providerRetry field is set.
+   */
+  @java.lang.Override
+  public boolean hasProviderRetry() {
+    return payloadCase_ == 36;
+  }
+  /**
+   * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+   * @return The providerRetry.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ProviderRetry getProviderRetry() {
+    if (payloadCase_ == 36) {
+       return (dev.luosho.v1.ProviderRetry) payload_;
+    }
+    return dev.luosho.v1.ProviderRetry.getDefaultInstance();
+  }
+  /**
+   * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ProviderRetryOrBuilder getProviderRetryOrBuilder() {
+    if (payloadCase_ == 36) {
+       return (dev.luosho.v1.ProviderRetry) payload_;
+    }
+    return dev.luosho.v1.ProviderRetry.getDefaultInstance();
+  }
+
+  public static final int PROVIDER_FALLBACK_FIELD_NUMBER = 37;
+  /**
+   * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+   * @return Whether the providerFallback field is set.
+   */
+  @java.lang.Override
+  public boolean hasProviderFallback() {
+    return payloadCase_ == 37;
+  }
+  /**
+   * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+   * @return The providerFallback.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ProviderFallback getProviderFallback() {
+    if (payloadCase_ == 37) {
+       return (dev.luosho.v1.ProviderFallback) payload_;
+    }
+    return dev.luosho.v1.ProviderFallback.getDefaultInstance();
+  }
+  /**
+   * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ProviderFallbackOrBuilder getProviderFallbackOrBuilder() {
+    if (payloadCase_ == 37) {
+       return (dev.luosho.v1.ProviderFallback) payload_;
+    }
+    return dev.luosho.v1.ProviderFallback.getDefaultInstance();
+  }
+
   public static final int SUBAGENT_FIELD_NUMBER = 40;
   private dev.luosho.v1.SubAgentTag subagent_;
   /**
@@ -879,6 +945,12 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 34) {
       output.writeMessage(34, (dev.luosho.v1.ToolReconcile) payload_);
     }
+    if (payloadCase_ == 36) {
+      output.writeMessage(36, (dev.luosho.v1.ProviderRetry) payload_);
+    }
+    if (payloadCase_ == 37) {
+      output.writeMessage(37, (dev.luosho.v1.ProviderFallback) payload_);
+    }
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(40, getSubagent());
     }
@@ -966,6 +1038,14 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 34) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(34, (dev.luosho.v1.ToolReconcile) payload_);
+    }
+    if (payloadCase_ == 36) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(36, (dev.luosho.v1.ProviderRetry) payload_);
+    }
+    if (payloadCase_ == 37) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(37, (dev.luosho.v1.ProviderFallback) payload_);
     }
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
@@ -1077,6 +1157,14 @@ private static final long serialVersionUID = 0L;
         if (!getToolReconcile()
             .equals(other.getToolReconcile())) return false;
         break;
+      case 36:
+        if (!getProviderRetry()
+            .equals(other.getProviderRetry())) return false;
+        break;
+      case 37:
+        if (!getProviderFallback()
+            .equals(other.getProviderFallback())) return false;
+        break;
       case 0:
       default:
     }
@@ -1171,6 +1259,14 @@ private static final long serialVersionUID = 0L;
       case 34:
         hash = (37 * hash) + TOOL_RECONCILE_FIELD_NUMBER;
         hash = (53 * hash) + getToolReconcile().hashCode();
+        break;
+      case 36:
+        hash = (37 * hash) + PROVIDER_RETRY_FIELD_NUMBER;
+        hash = (53 * hash) + getProviderRetry().hashCode();
+        break;
+      case 37:
+        hash = (37 * hash) + PROVIDER_FALLBACK_FIELD_NUMBER;
+        hash = (53 * hash) + getProviderFallback().hashCode();
         break;
       case 0:
       default:
@@ -1373,6 +1469,12 @@ private static final long serialVersionUID = 0L;
       if (toolReconcileBuilder_ != null) {
         toolReconcileBuilder_.clear();
       }
+      if (providerRetryBuilder_ != null) {
+        providerRetryBuilder_.clear();
+      }
+      if (providerFallbackBuilder_ != null) {
+        providerFallbackBuilder_.clear();
+      }
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -1436,7 +1538,7 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.replayed_ = replayed_;
       }
-      if (((from_bitField0_ & 0x00200000) != 0)) {
+      if (((from_bitField0_ & 0x00800000) != 0)) {
         result.subagent_ = subagentBuilder_ == null
             ? subagent_
             : subagentBuilder_.build();
@@ -1507,6 +1609,14 @@ private static final long serialVersionUID = 0L;
       if (payloadCase_ == 34 &&
           toolReconcileBuilder_ != null) {
         result.payload_ = toolReconcileBuilder_.build();
+      }
+      if (payloadCase_ == 36 &&
+          providerRetryBuilder_ != null) {
+        result.payload_ = providerRetryBuilder_.build();
+      }
+      if (payloadCase_ == 37 &&
+          providerFallbackBuilder_ != null) {
+        result.payload_ = providerFallbackBuilder_.build();
       }
     }
 
@@ -1608,6 +1718,14 @@ private static final long serialVersionUID = 0L;
         }
         case TOOL_RECONCILE: {
           mergeToolReconcile(other.getToolReconcile());
+          break;
+        }
+        case PROVIDER_RETRY: {
+          mergeProviderRetry(other.getProviderRetry());
+          break;
+        }
+        case PROVIDER_FALLBACK: {
+          mergeProviderFallback(other.getProviderFallback());
           break;
         }
         case PAYLOAD_NOT_SET: {
@@ -1777,11 +1895,25 @@ private static final long serialVersionUID = 0L;
               payloadCase_ = 34;
               break;
             } // case 274
+            case 290: {
+              input.readMessage(
+                  internalGetProviderRetryFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              payloadCase_ = 36;
+              break;
+            } // case 290
+            case 298: {
+              input.readMessage(
+                  internalGetProviderFallbackFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              payloadCase_ = 37;
+              break;
+            } // case 298
             case 322: {
               input.readMessage(
                   internalGetSubagentFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00200000;
+              bitField0_ |= 0x00800000;
               break;
             } // case 322
             default: {
@@ -4374,6 +4506,290 @@ private static final long serialVersionUID = 0L;
       return toolReconcileBuilder_;
     }
 
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ProviderRetry, dev.luosho.v1.ProviderRetry.Builder, dev.luosho.v1.ProviderRetryOrBuilder> providerRetryBuilder_;
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     * @return Whether the providerRetry field is set.
+     */
+    @java.lang.Override
+    public boolean hasProviderRetry() {
+      return payloadCase_ == 36;
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     * @return The providerRetry.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ProviderRetry getProviderRetry() {
+      if (providerRetryBuilder_ == null) {
+        if (payloadCase_ == 36) {
+          return (dev.luosho.v1.ProviderRetry) payload_;
+        }
+        return dev.luosho.v1.ProviderRetry.getDefaultInstance();
+      } else {
+        if (payloadCase_ == 36) {
+          return providerRetryBuilder_.getMessage();
+        }
+        return dev.luosho.v1.ProviderRetry.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     */
+    public Builder setProviderRetry(dev.luosho.v1.ProviderRetry value) {
+      if (providerRetryBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        payload_ = value;
+        onChanged();
+      } else {
+        providerRetryBuilder_.setMessage(value);
+      }
+      payloadCase_ = 36;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     */
+    public Builder setProviderRetry(
+        dev.luosho.v1.ProviderRetry.Builder builderForValue) {
+      if (providerRetryBuilder_ == null) {
+        payload_ = builderForValue.build();
+        onChanged();
+      } else {
+        providerRetryBuilder_.setMessage(builderForValue.build());
+      }
+      payloadCase_ = 36;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     */
+    public Builder mergeProviderRetry(dev.luosho.v1.ProviderRetry value) {
+      if (providerRetryBuilder_ == null) {
+        if (payloadCase_ == 36 &&
+            payload_ != dev.luosho.v1.ProviderRetry.getDefaultInstance()) {
+          payload_ = dev.luosho.v1.ProviderRetry.newBuilder((dev.luosho.v1.ProviderRetry) payload_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          payload_ = value;
+        }
+        onChanged();
+      } else {
+        if (payloadCase_ == 36) {
+          providerRetryBuilder_.mergeFrom(value);
+        } else {
+          providerRetryBuilder_.setMessage(value);
+        }
+      }
+      payloadCase_ = 36;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     */
+    public Builder clearProviderRetry() {
+      if (providerRetryBuilder_ == null) {
+        if (payloadCase_ == 36) {
+          payloadCase_ = 0;
+          payload_ = null;
+          onChanged();
+        }
+      } else {
+        if (payloadCase_ == 36) {
+          payloadCase_ = 0;
+          payload_ = null;
+        }
+        providerRetryBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     */
+    public dev.luosho.v1.ProviderRetry.Builder getProviderRetryBuilder() {
+      return internalGetProviderRetryFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ProviderRetryOrBuilder getProviderRetryOrBuilder() {
+      if ((payloadCase_ == 36) && (providerRetryBuilder_ != null)) {
+        return providerRetryBuilder_.getMessageOrBuilder();
+      } else {
+        if (payloadCase_ == 36) {
+          return (dev.luosho.v1.ProviderRetry) payload_;
+        }
+        return dev.luosho.v1.ProviderRetry.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ProviderRetry, dev.luosho.v1.ProviderRetry.Builder, dev.luosho.v1.ProviderRetryOrBuilder> 
+        internalGetProviderRetryFieldBuilder() {
+      if (providerRetryBuilder_ == null) {
+        if (!(payloadCase_ == 36)) {
+          payload_ = dev.luosho.v1.ProviderRetry.getDefaultInstance();
+        }
+        providerRetryBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.ProviderRetry, dev.luosho.v1.ProviderRetry.Builder, dev.luosho.v1.ProviderRetryOrBuilder>(
+                (dev.luosho.v1.ProviderRetry) payload_,
+                getParentForChildren(),
+                isClean());
+        payload_ = null;
+      }
+      payloadCase_ = 36;
+      onChanged();
+      return providerRetryBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ProviderFallback, dev.luosho.v1.ProviderFallback.Builder, dev.luosho.v1.ProviderFallbackOrBuilder> providerFallbackBuilder_;
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     * @return Whether the providerFallback field is set.
+     */
+    @java.lang.Override
+    public boolean hasProviderFallback() {
+      return payloadCase_ == 37;
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     * @return The providerFallback.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ProviderFallback getProviderFallback() {
+      if (providerFallbackBuilder_ == null) {
+        if (payloadCase_ == 37) {
+          return (dev.luosho.v1.ProviderFallback) payload_;
+        }
+        return dev.luosho.v1.ProviderFallback.getDefaultInstance();
+      } else {
+        if (payloadCase_ == 37) {
+          return providerFallbackBuilder_.getMessage();
+        }
+        return dev.luosho.v1.ProviderFallback.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     */
+    public Builder setProviderFallback(dev.luosho.v1.ProviderFallback value) {
+      if (providerFallbackBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        payload_ = value;
+        onChanged();
+      } else {
+        providerFallbackBuilder_.setMessage(value);
+      }
+      payloadCase_ = 37;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     */
+    public Builder setProviderFallback(
+        dev.luosho.v1.ProviderFallback.Builder builderForValue) {
+      if (providerFallbackBuilder_ == null) {
+        payload_ = builderForValue.build();
+        onChanged();
+      } else {
+        providerFallbackBuilder_.setMessage(builderForValue.build());
+      }
+      payloadCase_ = 37;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     */
+    public Builder mergeProviderFallback(dev.luosho.v1.ProviderFallback value) {
+      if (providerFallbackBuilder_ == null) {
+        if (payloadCase_ == 37 &&
+            payload_ != dev.luosho.v1.ProviderFallback.getDefaultInstance()) {
+          payload_ = dev.luosho.v1.ProviderFallback.newBuilder((dev.luosho.v1.ProviderFallback) payload_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          payload_ = value;
+        }
+        onChanged();
+      } else {
+        if (payloadCase_ == 37) {
+          providerFallbackBuilder_.mergeFrom(value);
+        } else {
+          providerFallbackBuilder_.setMessage(value);
+        }
+      }
+      payloadCase_ = 37;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     */
+    public Builder clearProviderFallback() {
+      if (providerFallbackBuilder_ == null) {
+        if (payloadCase_ == 37) {
+          payloadCase_ = 0;
+          payload_ = null;
+          onChanged();
+        }
+      } else {
+        if (payloadCase_ == 37) {
+          payloadCase_ = 0;
+          payload_ = null;
+        }
+        providerFallbackBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     */
+    public dev.luosho.v1.ProviderFallback.Builder getProviderFallbackBuilder() {
+      return internalGetProviderFallbackFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ProviderFallbackOrBuilder getProviderFallbackOrBuilder() {
+      if ((payloadCase_ == 37) && (providerFallbackBuilder_ != null)) {
+        return providerFallbackBuilder_.getMessageOrBuilder();
+      } else {
+        if (payloadCase_ == 37) {
+          return (dev.luosho.v1.ProviderFallback) payload_;
+        }
+        return dev.luosho.v1.ProviderFallback.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ProviderFallback, dev.luosho.v1.ProviderFallback.Builder, dev.luosho.v1.ProviderFallbackOrBuilder> 
+        internalGetProviderFallbackFieldBuilder() {
+      if (providerFallbackBuilder_ == null) {
+        if (!(payloadCase_ == 37)) {
+          payload_ = dev.luosho.v1.ProviderFallback.getDefaultInstance();
+        }
+        providerFallbackBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.ProviderFallback, dev.luosho.v1.ProviderFallback.Builder, dev.luosho.v1.ProviderFallbackOrBuilder>(
+                (dev.luosho.v1.ProviderFallback) payload_,
+                getParentForChildren(),
+                isClean());
+        payload_ = null;
+      }
+      payloadCase_ = 37;
+      onChanged();
+      return providerFallbackBuilder_;
+    }
+
     private dev.luosho.v1.SubAgentTag subagent_;
     private com.google.protobuf.SingleFieldBuilder<
         dev.luosho.v1.SubAgentTag, dev.luosho.v1.SubAgentTag.Builder, dev.luosho.v1.SubAgentTagOrBuilder> subagentBuilder_;
@@ -4386,7 +4802,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the subagent field is set.
      */
     public boolean hasSubagent() {
-      return ((bitField0_ & 0x00200000) != 0);
+      return ((bitField0_ & 0x00800000) != 0);
     }
     /**
      * <pre>
@@ -4419,7 +4835,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00200000;
+      bitField0_ |= 0x00800000;
       onChanged();
       return this;
     }
@@ -4437,7 +4853,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00200000;
+      bitField0_ |= 0x00800000;
       onChanged();
       return this;
     }
@@ -4450,7 +4866,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeSubagent(dev.luosho.v1.SubAgentTag value) {
       if (subagentBuilder_ == null) {
-        if (((bitField0_ & 0x00200000) != 0) &&
+        if (((bitField0_ & 0x00800000) != 0) &&
           subagent_ != null &&
           subagent_ != dev.luosho.v1.SubAgentTag.getDefaultInstance()) {
           getSubagentBuilder().mergeFrom(value);
@@ -4461,7 +4877,7 @@ private static final long serialVersionUID = 0L;
         subagentBuilder_.mergeFrom(value);
       }
       if (subagent_ != null) {
-        bitField0_ |= 0x00200000;
+        bitField0_ |= 0x00800000;
         onChanged();
       }
       return this;
@@ -4474,7 +4890,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public Builder clearSubagent() {
-      bitField0_ = (bitField0_ & ~0x00200000);
+      bitField0_ = (bitField0_ & ~0x00800000);
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -4491,7 +4907,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public dev.luosho.v1.SubAgentTag.Builder getSubagentBuilder() {
-      bitField0_ |= 0x00200000;
+      bitField0_ |= 0x00800000;
       onChanged();
       return internalGetSubagentFieldBuilder().getBuilder();
     }

@@ -308,6 +308,36 @@ public interface EventOrBuilder extends
   dev.luosho.v1.ToolReconcileOrBuilder getToolReconcileOrBuilder();
 
   /**
+   * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+   * @return Whether the providerRetry field is set.
+   */
+  boolean hasProviderRetry();
+  /**
+   * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+   * @return The providerRetry.
+   */
+  dev.luosho.v1.ProviderRetry getProviderRetry();
+  /**
+   * <code>.luosho.v1.ProviderRetry provider_retry = 36;</code>
+   */
+  dev.luosho.v1.ProviderRetryOrBuilder getProviderRetryOrBuilder();
+
+  /**
+   * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+   * @return Whether the providerFallback field is set.
+   */
+  boolean hasProviderFallback();
+  /**
+   * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+   * @return The providerFallback.
+   */
+  dev.luosho.v1.ProviderFallback getProviderFallback();
+  /**
+   * <code>.luosho.v1.ProviderFallback provider_fallback = 37;</code>
+   */
+  dev.luosho.v1.ProviderFallbackOrBuilder getProviderFallbackOrBuilder();
+
+  /**
    * <pre>
    * Set on every event a sub-agent causes (R58); unset on the lead's.
    * </pre>
