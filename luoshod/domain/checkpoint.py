@@ -335,6 +335,10 @@ class Checkpoint:
     #: out, so a hand-out after a restart, a takeover or a Resume counts one more. Entries
     #: of earlier runs are dropped when a run starts.
     attempts: dict[str, int] = field(default_factory=dict)
+    #: R81: when each call of the run was first handed out (the engine's clock, seconds),
+    #: by call id like ``attempts`` and saved with it: a call's tool timeout counts from
+    #: there, across restarts, takeovers and Resume, not from a process's own hand-out.
+    handed_out_at: dict[str, float] = field(default_factory=dict)
     #: What the store's message log holds of ``agent`` and ``fingerprint`` (store kit,
     #: ``store.kit.tasklog``): how many agent records the stored prefix holds, and the
     #: text of its last one (``""``: none, the agent unset). Set by a durable store's
@@ -458,6 +462,8 @@ class Checkpoint:
             h["early_results"] = {k: m.to_dict() for k, m in self.early_results.items()}
         if self.attempts:  # absent when none (R77), as in headers older than it
             h["attempts"] = dict(self.attempts)
+        if self.handed_out_at:  # absent when none (R81), as in headers older than it
+            h["handed_out_at"] = dict(self.handed_out_at)
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         for k in ("run_started_at", "run_paused_s", "session_started_at", "session_paused_s"):
@@ -503,6 +509,7 @@ class Checkpoint:
             tasks={k: SubTask.from_dict(v) for k, v in h.get("tasks", {}).items()},
             early_results={k: Message.from_dict(m) for k, m in h.get("early_results", {}).items()},
             attempts=dict(h.get("attempts", {})),
+            handed_out_at=dict(h.get("handed_out_at", {})),
             chain=h.get("chain", ""),
             chain_from=h.get("chain_from", ""),
             run_started_at=h.get("run_started_at", 0.0),

@@ -45,9 +45,16 @@ async def hand_out(
     tag: SubagentTag | None = None,
 ) -> ToolOutcome | None:
     """Hand ``call`` (its id qualified, R58) to the app and wait for its outcome;
-    ``None``: no result within ``timeout_s`` (the caller records the timeout)."""
+    ``None``: no result within ``timeout_s`` of its first hand-out (the caller records the
+    timeout). R81: that time is the stored one, so a call handed out again after a restart
+    waits only what is left of its timeout, and not at all once it has passed."""
     cp = root.cp
     prior = cp.attempts.get(call.id, 0)
+    first = cp.handed_out_at.get(call.id) if prior else None
+    if first is not None:
+        timeout_s -= max(0.0, root.now() - first)
+        if timeout_s <= 0:
+            return None  # its timeout passed while no process waited for it
     timeout_ms = int(timeout_s * 1000)
     reconciled = ""
     answer: ToolOutcome | None = None
@@ -70,6 +77,7 @@ async def hand_out(
         fut = root.tools.expect(call.id)
         attempt = prior + 1
         cp.attempts[call.id] = attempt
+        cp.handed_out_at.setdefault(call.id, root.now())
         root.defer_save()  # the save that hands the call out holds its attempt
         data: dict[str, object] = {
             "step": step,

@@ -340,6 +340,7 @@ class Run:
             cp.attempts = {
                 k: n for k, n in cp.attempts.items() if k.split(subagents.ID_SEPARATOR)[0] in ours
             }
+            cp.handed_out_at = {k: t for k, t in cp.handed_out_at.items() if k in cp.attempts}
         log.info(
             "run start session=%s run=%s mode=%s step=%d",
             cp.session_id,
@@ -444,6 +445,9 @@ class Run:
             if (stop := await self.run_tools(list(turn.tool_calls), step)) is not None:
                 return stop
             await self.emit(ev.STEP_DONE, step=step)
+
+    def now(self) -> float:
+        return self.s.clock()
 
     async def call_model(self, step: int) -> ModelResponse | budget.Trip | None:
         """One model call, by the agent's model or, failing that, its fallbacks (R82). An

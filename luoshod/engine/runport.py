@@ -58,6 +58,9 @@ class RunPort(Protocol):
     def tool_timeout_s(self) -> float:
         """The lead's timeout of an app's tool call (its spec's, else the daemon's)."""
 
+    def now(self) -> float:
+        """The engine's clock (seconds since the epoch): the time stored with the run."""
+
     @property
     def budgets(self) -> Budgets | None:
         """The run's checks of the limits and its reservations (R79, R80); ``None`` when

@@ -8,6 +8,7 @@ in tests/processes/test_tool_call_attempts_after_crash.py."""
 from __future__ import annotations
 
 import json
+import time
 
 import grpc
 import pytest
@@ -268,3 +269,51 @@ async def test_r77_a_fork_hands_its_pending_call_out_as_the_same_call_again(h: H
     assert log.done.finish_reason == pb.FINISH_REASON_STOP
     assert [e.tool_call.attempt for e in log.of("tool.call")] == [2]
     assert (await h.get("src")).attempts == {"call_0_0": 1}  # the source is unchanged
+
+
+# -- R81: a call's tool timeout counts from its stored first hand-out ----------------------
+
+
+class _Ahead:
+    """The engine's clock, ``ahead`` seconds after the real one."""
+
+    def __init__(self, ahead: float) -> None:
+        self.ahead = ahead
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
+async def test_r81_a_call_handed_out_again_waits_only_what_is_left_of_its_timeout(
+    h: Harness,
+) -> None:
+    await handed_out_then_left(h, "left-half", pay_agent(reconcile=False, tool_timeout_ms=600_000))
+    cp = await h.get("left-half")
+    assert set(cp.attempts) == {"call_0_0"}
+    h.daemon.engine.clock = _Ahead(400)  # 400 s of the 600 s timeout went by, nobody waiting
+    waited: list[int] = []
+
+    def seen(e: pb.Event) -> None:
+        if e.type == "tool.call":
+            waited.append(e.tool_call.timeout_ms)
+
+    log = await h.run("left-half", None, resume=True, tools={"pay": lambda a: "ok"}, on_event=seen)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    assert len(waited) == 1 and 190_000 < waited[0] <= 200_000, waited
+
+
+async def test_r81_a_call_whose_timeout_passed_while_nobody_waited_times_out_at_once(
+    h: Harness,
+) -> None:
+    await handed_out_then_left(h, "left-long", pay_agent(reconcile=False, tool_timeout_ms=60_000))
+    h.daemon.engine.clock = _Ahead(3600)  # an hour later: its minute is long gone
+    ran: list[object] = []
+    log = await h.run(
+        "left-long", None, resume=True, tools={"pay": lambda a: ran.append(a) or "ok"}
+    )
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    assert not log.of("tool.call") and ran == []  # not handed out again, not run
+    results = [e.tool_result for e in log.of("tool.result")]
+    assert [(r.tool_call_id, r.is_error) for r in results] == [("call_0_0", True)]
+    assert "tool timeout" in results[0].result_json
+    assert_valid_transcript(await h.get("left-long"))
