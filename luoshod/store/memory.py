@@ -437,6 +437,7 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         delegated_usage=cp.delegated_usage.copy(),
         early_results=dict(cp.early_results),  # its messages are immutable
         attempts=dict(cp.attempts),
+        handed_out_at=dict(cp.handed_out_at),
     )
 
 
