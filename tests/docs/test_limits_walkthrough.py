@@ -1,5 +1,6 @@
 """The "Limits on spend and time" page's worked example (docs/concepts/limits.md), run as
-written — its grpcurl commands with bash, its Python with the generated stub — against
+written — its grpcurl commands with bash, its Python with the generated stub and with the
+Python client — against
 ``luoshod serve``, only the address replaced: what the page says the user sees when a
 budget trips cannot rot."""
 
@@ -55,7 +56,7 @@ def test_r79_the_pages_grpcurl_example_trips_the_budget_and_resumes(tmp_path: Pa
 
 
 def test_r79_the_pages_python_example_prints_what_it_says(tmp_path: Path) -> None:
-    [code] = blocks("python")
+    code = blocks("python")[0]
     daemon = DaemonProcess("--store", db_url(tmp_path)).start()
     try:
         done = subprocess.run(
@@ -76,3 +77,24 @@ def test_r79_the_pages_python_example_prints_what_it_says(tmp_path: Path) -> Non
     assert "prints `FINISH_REASON_STOP`, then `session cost_usd 0.015: used 0.0081" in " ".join(
         PAGE.read_text().split()
     )
+
+
+def test_r79_the_pages_client_example_prints_what_it_says(tmp_path: Path) -> None:
+    [_, code] = blocks("python")
+    daemon = DaemonProcess("--store", db_url(tmp_path)).start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code.replace("127.0.0.1:50051", daemon.address)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        daemon.stop()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "stop",
+        "budget_exceeded",
+        "session cost_usd 0.015: used 0.0081, next call up to 0.007557",
+        "stop Le rapport dit que les ventes ont augmenté de 4 %.",
+    ]

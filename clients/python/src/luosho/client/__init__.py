@@ -8,7 +8,7 @@ summaries, approvals, history entries, fork and compare responses are returned a
 protos).
 """
 
-from ._agent import Agent, DriftPolicy, SubAgent, Tool
+from ._agent import Agent, Budget, DriftPolicy, Limits, SubAgent, Tool
 from ._async_client import AsyncClient, AsyncRun, AsyncWatch
 from ._errors import (
     AgentDriftError,
@@ -61,6 +61,8 @@ __all__ = [
     "new_request_id",
     "UNSET",
     "Agent",
+    "Budget",
+    "Limits",
     "McpRetry",
     "McpServer",
     "McpToolOverride",

@@ -11,7 +11,17 @@ from luosho.v1 import agent_pb2
 
 from ._mcp import McpServer
 
-__all__ = ["Agent", "AgentLike", "DriftPolicy", "SubAgent", "Tool", "agent_spec", "dumps"]
+__all__ = [
+    "Agent",
+    "AgentLike",
+    "Budget",
+    "DriftPolicy",
+    "Limits",
+    "SubAgent",
+    "Tool",
+    "agent_spec",
+    "dumps",
+]
 
 DriftPolicy: TypeAlias = Literal["warn", "error", "ignore"]
 
@@ -62,6 +72,56 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """Caps on what runs may spend (R78); ``None`` is no cap, 0 a cap of zero. A cost cap
+    needs a price for every model the agent may call (the provider's reported cost or
+    the daemon's price table): without one the run is refused at start."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cost_usd: float | None = None
+    model_calls: int | None = None
+    wall_clock_ms: int | None = None
+
+    def to_proto(self) -> agent_pb2.Budget:
+        out = agent_pb2.Budget()
+        for name in (
+            "input_tokens",
+            "output_tokens",
+            "total_tokens",
+            "cost_usd",
+            "model_calls",
+            "wall_clock_ms",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(out, name, value)
+        return out
+
+
+@dataclass(frozen=True)
+class Limits:
+    """An agent's limits on spend and time (R78–R81): ``run`` counts over one run,
+    ``session`` over the session's whole life; time paused on an approval or a question
+    counts toward ``wall_clock_ms`` only with ``count_paused_time``. A run a limit stops
+    ends with finish reason "budget_exceeded" (or "deadline_exceeded") and
+    ``RunResult.budget_exceeded``; raising the limit and resuming goes on."""
+
+    run: Budget | None = None
+    session: Budget | None = None
+    count_paused_time: bool = False
+
+    def to_proto(self) -> agent_pb2.Limits:
+        out = agent_pb2.Limits(count_paused_time=self.count_paused_time)
+        if self.run is not None:
+            out.run.CopyFrom(self.run.to_proto())
+        if self.session is not None:
+            out.session.CopyFrom(self.session.to_proto())
+        return out
+
+
+@dataclass(frozen=True)
 class Agent:
     """The agent a run uses. ``None`` limits leave the daemon's defaults in place."""
 
@@ -89,6 +149,8 @@ class Agent:
     # Models ("provider:model") that take a turn, in order, when the model fails with a
     # retryable error after its retries or its circuit is open (R82).
     fallback_models: Sequence[str] = field(default_factory=tuple)
+    # Limits on spend and time (R78–R81): a Limits, or the proto's agent_pb2.Limits.
+    limits: Limits | agent_pb2.Limits | None = None
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -125,6 +187,11 @@ class Agent:
             spec.max_subagent_depth = self.max_subagent_depth
         if self.output_schema is not None:
             spec.output_schema_json = output_schema_json(self.output_schema)
+        if self.limits is not None:
+            limits = self.limits
+            spec.limits.CopyFrom(
+                limits if isinstance(limits, agent_pb2.Limits) else limits.to_proto()
+            )
         return spec
 
 
