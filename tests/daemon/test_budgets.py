@@ -16,7 +16,15 @@ import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
-from tests.support.harness import Harness, RunLog, agent, assert_valid_transcript, calls, error_info
+from tests.support.harness import (
+    AheadClock,
+    Harness,
+    RunLog,
+    agent,
+    assert_valid_transcript,
+    calls,
+    error_info,
+)
 
 #: USD per million tokens of the scripted model in these tests.
 PRICE = {"prompt_per_mtok": 1000.0, "completion_per_mtok": 2000.0}
@@ -42,16 +50,6 @@ def tool_turns(n: int, prompt: int = 100, completion: int = 10) -> list[dict]:
 
 def add(args: dict) -> int:
     return 1
-
-
-class AheadClock:
-    """The engine's one clock, ``ahead`` seconds after the real time."""
-
-    def __init__(self, ahead: float = 0.0) -> None:
-        self.ahead = ahead
-
-    def __call__(self) -> float:
-        return time.time() + self.ahead
 
 
 def move_clock(daemon: Daemon, ahead: float) -> AheadClock:

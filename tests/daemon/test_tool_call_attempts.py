@@ -8,13 +8,19 @@ in tests/processes/test_tool_call_attempts_after_crash.py."""
 from __future__ import annotations
 
 import json
-import time
 
 import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.support.harness import Harness, agent, assert_valid_transcript, calls, error_info
+from tests.support.harness import (
+    AheadClock,
+    Harness,
+    agent,
+    assert_valid_transcript,
+    calls,
+    error_info,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -274,23 +280,13 @@ async def test_r77_a_fork_hands_its_pending_call_out_as_the_same_call_again(h: H
 # -- R81: a call's tool timeout counts from its stored first hand-out ----------------------
 
 
-class _Ahead:
-    """The engine's clock, ``ahead`` seconds after the real one."""
-
-    def __init__(self, ahead: float) -> None:
-        self.ahead = ahead
-
-    def __call__(self) -> float:
-        return time.time() + self.ahead
-
-
 async def test_r81_a_call_handed_out_again_waits_only_what_is_left_of_its_timeout(
     h: Harness,
 ) -> None:
     await handed_out_then_left(h, "left-half", pay_agent(reconcile=False, tool_timeout_ms=600_000))
     cp = await h.get("left-half")
     assert set(cp.attempts) == {"call_0_0"}
-    h.daemon.engine.clock = _Ahead(400)  # 400 s of the 600 s timeout went by, nobody waiting
+    h.daemon.engine.clock = AheadClock(400)  # 400 s of the 600 s timeout went by, nobody waiting
     waited: list[int] = []
 
     def seen(e: pb.Event) -> None:
@@ -306,7 +302,7 @@ async def test_r81_a_call_whose_timeout_passed_while_nobody_waited_times_out_at_
     h: Harness,
 ) -> None:
     await handed_out_then_left(h, "left-long", pay_agent(reconcile=False, tool_timeout_ms=60_000))
-    h.daemon.engine.clock = _Ahead(3600)  # an hour later: its minute is long gone
+    h.daemon.engine.clock = AheadClock(3600)  # an hour later: its minute is long gone
     ran: list[object] = []
     log = await h.run(
         "left-long", None, resume=True, tools={"pay": lambda a: ran.append(a) or "ok"}

@@ -359,3 +359,15 @@ async def until(
             f"timed out waiting for {what() if callable(what) else what}"
         )
         await asyncio.sleep(0.05)
+
+
+class AheadClock:
+    """A clock ``ahead`` seconds after the real one: set as a daemon's ``engine.clock`` it
+    moves the engine's one clock (stored run times, deadlines, tool timeouts) without
+    waiting."""
+
+    def __init__(self, ahead: float = 0.0) -> None:
+        self.ahead = ahead
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead

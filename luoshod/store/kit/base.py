@@ -31,7 +31,7 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Callable, Sequence
-from typing import ClassVar, TypedDict
+from typing import ClassVar, NamedTuple, TypedDict
 
 from ...domain import (
     DEFAULT_REQUEST_ID_LIMIT,
@@ -300,7 +300,7 @@ class Store(abc.ABC):
         ``prefix``, only those whose id starts with it (paged the same way, each page
         costing O(page), not a scan of the other ids). ``newest_first``: ordered by
         ``updated_at``, the newest first (ties by id), each page a scan of the sessions
-        listed (:meth:`_list_newest_first`; a page token of one order is malformed in the
+        listed (:meth:`_list_sorted`; a page token of one order is malformed in the
         other). ``costliest_first``: ordered by ``total_usage.cost_usd``, the costliest
         first (ties by id), each page a scan likewise (R78).
 
@@ -309,13 +309,8 @@ class Store(abc.ABC):
         ``MAX_PAGE_SIZE``) or a prefix of U+10FFFF characters only, ``StoreError`` when the
         store cannot be read.
         """
-        if newest_first and costliest_first:
-            raise ValueError("newest_first and costliest_first are two orders: ask for one")
-        if newest_first:
-            page, token, _ = await self._list_newest_first(status, page_size, page_token, prefix)
-            return page, token
-        if costliest_first:
-            page, token, _ = await self._list_costliest_first(status, page_size, page_token, prefix)
+        if (order := _order(newest_first, costliest_first)) is not None:
+            page, token, _ = await self._list_sorted(order, status, page_size, page_token, prefix)
             return page, token
         after = page_start(page_size, page_token)
         if not prefix:
@@ -345,12 +340,8 @@ class Store(abc.ABC):
         """:meth:`list_sessions` and :meth:`count_sessions` together: the page, the next
         token and how many sessions the listing has. A newest- or costliest-first listing
         reads the sessions once for both (it scans them anyway). Raises as they do."""
-        if newest_first and costliest_first:
-            raise ValueError("newest_first and costliest_first are two orders: ask for one")
-        if newest_first:
-            return await self._list_newest_first(status, page_size, page_token, prefix)
-        if costliest_first:
-            return await self._list_costliest_first(status, page_size, page_token, prefix)
+        if (order := _order(newest_first, costliest_first)) is not None:
+            return await self._list_sorted(order, status, page_size, page_token, prefix)
         page, token = await self.list_sessions(
             status=status, page_size=page_size, page_token=page_token, prefix=prefix
         )
@@ -367,57 +358,32 @@ class Store(abc.ABC):
             if not token:
                 return found
 
-    async def _list_newest_first(
-        self, status: Status | None, page_size: int, page_token: str, prefix: str
+    async def _list_sorted(
+        self, order: _Order, status: Status | None, page_size: int, page_token: str, prefix: str
     ) -> tuple[list[SessionSummary], str, int]:
-        """:meth:`list_sessions` with ``newest_first``: every listed session read in id
-        order and sorted (a driver with an index on ``updated_at`` may do better). The
-        token is the last session's ``updated_at`` and id; the count is of every session
-        listed."""
+        """:meth:`list_sessions` in ``order`` (newest or costliest first, ties by id):
+        every listed session read in id order and sorted (a driver with an index on the
+        order's value may do better). The token is the order's mark, the last session's
+        value and its id, so that no token of another order reads as one; the count is of
+        every session listed."""
         after = page_start(page_size, page_token)
         start: tuple[float, str] | None = None
         if after:
-            when, sep, sid = after.partition("\n")
+            value, sep, sid = after[len(order.mark) :].partition("\n")
             try:
-                start = (-float(when), sid) if sep else None
+                start = (-float(value), sid) if after.startswith(order.mark) and sep else None
             except ValueError:
                 start = None
             if start is None:
                 raise ValueError(
-                    f"malformed page token {page_token!r} (not of a newest-first listing)"
+                    f"malformed page token {page_token!r} (not of a {order.name} listing)"
                 )
-        ordered = sorted(await self._every_session(status, prefix), key=_newest_first)
-        found = ordered if start is None else [s for s in ordered if _newest_first(s) > start]
-        page, token = page_of(
-            found[: page_size + 1], page_size, lambda s: f"{s.updated_at!r}\n{s.session_id}"
-        )
-        return page, token, len(ordered)
-
-    async def _list_costliest_first(
-        self, status: Status | None, page_size: int, page_token: str, prefix: str
-    ) -> tuple[list[SessionSummary], str, int]:
-        """:meth:`list_sessions` with ``costliest_first``: every listed session read in id
-        order and sorted by its cost. The token is the last session's cost and id, marked
-        ``$`` so that no token of another order reads as one; the count is of every
-        session listed."""
-        after = page_start(page_size, page_token)
-        start: tuple[float, str] | None = None
-        if after:
-            cost, sep, sid = after[1:].partition("\n")
-            try:
-                start = (-float(cost), sid) if after.startswith("$") and sep else None
-            except ValueError:
-                start = None
-            if start is None:
-                raise ValueError(
-                    f"malformed page token {page_token!r} (not of a costliest-first listing)"
-                )
-        ordered = sorted(await self._every_session(status, prefix), key=_costliest_first)
-        found = ordered if start is None else [s for s in ordered if _costliest_first(s) > start]
+        ordered = sorted(await self._every_session(status, prefix), key=order.key)
+        found = ordered if start is None else [s for s in ordered if order.key(s) > start]
         page, token = page_of(
             found[: page_size + 1],
             page_size,
-            lambda s: f"${s.total_usage.cost_usd!r}\n{s.session_id}",
+            lambda s: f"{order.mark}{order.value(s)!r}\n{s.session_id}",
         )
         return page, token, len(ordered)
 
@@ -823,9 +789,23 @@ def check_enqueue(store: Store, enqueue: Sequence[Enqueue]) -> tuple[Enqueue, ..
     return tuple(Enqueue(e.session_id, e.request_id, bytes(e.data), e.enqueued_at) for e in enqueue)
 
 
-def _newest_first(s: SessionSummary) -> tuple[float, str]:
-    return (-s.updated_at, s.session_id)
+class _Order(NamedTuple):
+    """A listing order of :meth:`Store.list_sessions` other than by id: the greatest
+    ``value`` first, ties by id; its page tokens start with ``mark``."""
+
+    name: str
+    mark: str
+    value: Callable[[SessionSummary], float]
+
+    def key(self, s: SessionSummary) -> tuple[float, str]:
+        return (-self.value(s), s.session_id)
 
 
-def _costliest_first(s: SessionSummary) -> tuple[float, str]:
-    return (-s.total_usage.cost_usd, s.session_id)
+_NEWEST_FIRST = _Order("newest-first", "", lambda s: s.updated_at)
+_COSTLIEST_FIRST = _Order("costliest-first", "$", lambda s: s.total_usage.cost_usd)
+
+
+def _order(newest_first: bool, costliest_first: bool) -> _Order | None:
+    if newest_first and costliest_first:
+        raise ValueError("newest_first and costliest_first are two orders: ask for one")
+    return _NEWEST_FIRST if newest_first else _COSTLIEST_FIRST if costliest_first else None
