@@ -48,6 +48,9 @@ async def llm_daemon(
             store=f"sqlite:///{tmp_path}/luoshod-{len(started)}.db",
             tool_timeout_s=30,
             drain_timeout_s=5,
+            # These tests time the daemon's guards around a provider; admission (a loaded
+            # machine's late loop refusing new runs) is tested on its own (tests/daemon/test_admission.py).
+            max_loop_lag_ms=0,
             config_file=path,
         )
         daemon = Daemon(config)
