@@ -13,12 +13,7 @@ set) they fail instead: `make test` installs it.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,150 +21,11 @@ import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
-from tests.support.browser import executable
-from tests.support.console import QUESTION, Console, ConsoleFactory, trip_agent
+from tests.support.console import QUESTION, ConsoleFactory, trip_agent
+from tests.support.console_browser import answer_tools, crashed_run
 from tests.support.harness import agent
 
-try:
-    from playwright import async_api as playwright_api
-except ImportError:  # pragma: no cover - the dev extra installs it
-    playwright_api = None
-
-# The README's screenshots are retaken into docs/console/ only when asked
-# (LUOSHOD_SCREENSHOTS=1); otherwise a run of the tests leaves the tree as it was.
-SHOTS = (
-    Path(__file__).parents[2] / "docs" / "console"
-    if os.environ.get("LUOSHOD_SCREENSHOTS") == "1"
-    else Path(tempfile.mkdtemp(prefix="luoshod-console-shots-"))
-)
-if not SHOTS.is_relative_to(Path(__file__).parents[2]):
-    atexit.register(shutil.rmtree, SHOTS, True)
-TIMEOUT_MS = 10_000
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Path:
-    if playwright_api is None:
-        if os.environ.get("CI"):
-            pytest.fail(
-                "CI needs Playwright for Python for the console's tests: the dev extra installs it"
-            )
-        pytest.skip("no Playwright for Python: pip install -e '.[dev]'")
-    found = executable()
-    if found is None or not found.exists():
-        if os.environ.get("CI"):
-            pytest.fail(
-                "CI needs Chromium for the console's tests: `make test` installs Debian's chromium"
-            )
-        pytest.skip(
-            "no Chromium: install Debian's 'chromium' package (make test does), or set "
-            "LUOSHOD_CHROMIUM"
-        )
-    return found
-
-
-class Browser:
-    """One headless Chromium with a page, recording what would make a page wrong."""
-
-    def __init__(self, page: Any, origin: str) -> None:
-        self.page = page
-        self.origin = origin
-        self.problems: list[str] = []
-        self.urls: list[str] = []
-        self.bytes = 0
-        page.on("pageerror", lambda e: self.problems.append(f"script error: {e}"))
-        # A refused request (a 404 the page asked for on purpose) is logged by the browser
-        # as "Failed to load resource"; what the daemon answered is checked below instead.
-        page.on(
-            "console",
-            lambda m: (
-                self.problems.append(f"console {m.type}: {m.text}")
-                if m.type == "error" and not m.text.startswith("Failed to load resource")
-                else None
-            ),
-        )
-        page.on("request", self._request)
-        page.on("response", self._response)
-
-    def _request(self, request: Any) -> None:
-        self.urls.append(request.url)
-        if not (request.url.startswith(self.origin + "/") or request.url.startswith("data:")):
-            self.problems.append(f"request outside the daemon's origin: {request.url}")
-
-    def _response(self, response: Any) -> None:
-        if response.status >= 500:
-            self.problems.append(f"{response.status} from {response.url}")
-        length = response.headers.get("content-length")
-        if length:
-            self.bytes += int(length)
-
-    async def goto(self, path: str) -> None:
-        await self.page.goto(self.origin + path)
-
-    async def text(self, selector: str) -> str:
-        return await self.page.locator(selector).inner_text(timeout=TIMEOUT_MS)
-
-    async def shot(self, name: str) -> None:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        await self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
-
-    async def until(self, expression: str) -> None:
-        """Polls ``expression`` in the page until it is true (``wait_for_function`` would
-        evaluate a string in the page, which the console's CSP rightly forbids)."""
-        deadline = asyncio.get_running_loop().time() + TIMEOUT_MS / 1000
-        while not await self.page.evaluate(expression):
-            assert asyncio.get_running_loop().time() < deadline, f"never true: {expression}"
-            await asyncio.sleep(0.05)
-
-    def check(self) -> None:
-        assert self.problems == [], self.problems
-
-
-@pytest.fixture
-async def open_browser(chromium: Path) -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as p:
-        browser = await p.chromium.launch(
-            executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"]
-        )
-        opened: list[Browser] = []
-
-        async def open_(console: Console) -> Browser:
-            context = await browser.new_context(
-                viewport={"width": 1280, "height": 800}, device_scale_factor=1
-            )
-            context.set_default_timeout(TIMEOUT_MS)
-            b = Browser(await context.new_page(), console.base)
-            opened.append(b)
-            return b
-
-        try:
-            yield open_
-        finally:
-            await browser.close()
-        for b in opened:
-            b.check()
-
-
-async def crashed_run(console: Console, session_id: str, spec: pb.AgentSpec | None = None) -> None:
-    """A run whose client died at its first tool call: the session is in progress."""
-    await console.app.run(
-        session_id,
-        "Plan a day in Lisbon",
-        spec or trip_agent(),
-        stop_at=lambda e: e.type == "tool.call",
-    )
-    await console.app.idle(session_id)
-
-
-async def answer_tools(console: Console, session_id: str, results: dict[str, Any]) -> None:
-    """The app: follows the session's events over gRPC and answers each tool call."""
-    async for resp in console.app.stub.Watch(pb.WatchRequest(session_id=session_id, follow=True)):
-        e = resp.event
-        if e.type == "tool.call":
-            await console.app.submit(
-                session_id, e.tool_call.call.id, json.dumps(results[e.tool_call.call.name])
-            )
 
 
 async def test_sessions_list_filter_and_page(

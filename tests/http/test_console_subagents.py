@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from luosho.v1 import agent_pb2 as pb
-from tests.http.test_console_browser import answer_tools, chromium, open_browser  # noqa: F401 - fixtures
-from tests.http.test_http_tasks import finished_tree, helper, lead, sub, task_call, turn
 from tests.support.console import ConsoleFactory
+from tests.support.console_browser import answer_tools
 from tests.support.mcp_servers import attempts, stdio_config
+from tests.support.task_trees import finished_tree, helper, lead, sub, task_call, turn
 
 
 def paused_spec() -> pb.AgentSpec:

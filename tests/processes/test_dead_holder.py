@@ -15,9 +15,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.processes.test_leases import SPEC, add, check_finished, harness, waiting_for_a_tool
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import error_info
+from tests.support.leases import SPEC, add, check_finished, harness, waiting_for_a_tool
 
 pytestmark = pytest.mark.asyncio
 

@@ -25,10 +25,10 @@ import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.processes.test_leases import SPEC, add, harness, waiting_for_a_tool
-from tests.processes.test_postgres_network_faults import through
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import assert_valid_transcript, error_info
+from tests.support.leases import SPEC, add, harness, waiting_for_a_tool
+from tests.support.pg_proxy import through
 
 TTL_S = 2.0
 IDLE_S = 1.0
