@@ -4,6 +4,7 @@ at every module of the tree, so none holds only because it checks nothing."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -151,3 +152,39 @@ def test_a_daemon_without_an_http_listener_loads_no_http_stack() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def imports_between_test_modules(root: Path) -> list[str]:
+    """``file: module`` for each import of a test module (``test_*.py``) by another module
+    of ``root``'s tests: what several test modules share lives in tests/support (helpers)
+    or a folder's conftest.py (fixtures), so a test module never runs another's import-time
+    set-up, nor its tests when a fixture is imported by name."""
+    found = []
+    for path in sorted((root / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            found += [
+                f"{path.relative_to(root)}: {n}"
+                for n in names
+                if n.startswith("tests.") and n.rsplit(".", 1)[-1].startswith("test_")
+            ]
+    return found
+
+
+def test_no_test_module_imports_another() -> None:
+    assert imports_between_test_modules(ROOT) == []
+
+
+def test_the_check_names_a_test_module_imported_by_another(tmp_path: Path) -> None:
+    (tmp_path / "tests" / "http").mkdir(parents=True)
+    (tmp_path / "tests" / "http" / "test_a.py").write_text("X = 1\n")
+    (tmp_path / "tests" / "http" / "test_b.py").write_text(
+        "import tests.support.harness\nfrom tests.http.test_a import X\n"
+    )
+    assert imports_between_test_modules(tmp_path) == ["tests/http/test_b.py: tests.http.test_a"]
