@@ -37,7 +37,16 @@ from prometheus_client import (
 
 from .. import __version__
 from ..domain import Usage
-from ..engine import CALLER_LEFT, MODEL_TURN, STEP_DONE, Event, RunInterrupted, RunObserver
+from ..engine import (
+    CALLER_LEFT,
+    MODEL_TURN,
+    PROVIDER_FALLBACK,
+    PROVIDER_RETRY,
+    STEP_DONE,
+    Event,
+    RunInterrupted,
+    RunObserver,
+)
 from ..store import MAX_PAGE_SIZE, Capability, Store
 
 log = logging.getLogger("luoshod.metrics")
@@ -99,6 +108,20 @@ class Metrics(RunObserver):
             ["model"],
             registry=r,
         )
+        self.model_retries = Counter(
+            "luoshod_model_retries",
+            "Attempts of a model call that failed and were tried again (provider.retry events), "
+            "by model (provider:model)",
+            ["model"],
+            registry=r,
+        )
+        self.model_fallbacks = Counter(
+            "luoshod_model_fallbacks",
+            "Turns handed to the next fallback model (provider.fallback events), by the model "
+            "that failed and the one that takes the turn",
+            ["from_model", "to_model"],
+            registry=r,
+        )
         self.save_seconds = Histogram(
             "luoshod_store_save_seconds",
             "Checkpoint save latency, as a run waits for it (group commit included)",
@@ -149,6 +172,10 @@ class Metrics(RunObserver):
             self.steps.inc()
         elif event.type == MODEL_TURN:
             self.model_turn(event.data["message"].model, event.data["usage"])
+        elif event.type == PROVIDER_RETRY:
+            self.model_retries.labels(event.data["model"] or "unknown").inc()
+        elif event.type == PROVIDER_FALLBACK:
+            self.model_fallbacks.labels(event.data["from_model"], event.data["to_model"]).inc()
 
     def model_turn(self, model: str, usage: Usage) -> None:
         """A model call's usage (R78), counted by model and kind."""

@@ -36,11 +36,12 @@ async def fake(request: pytest.FixtureRequest) -> AsyncIterator[FakeServer]:
 async def llm_daemon(
     fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[StartDaemon]:
-    """``await llm_daemon(**entry_overrides)`` → a Harness on a started daemon."""
+    """``await llm_daemon(config={...}, **entry_overrides)`` → a Harness on a started
+    daemon (``config``: settings of the daemon's own, e.g. ``metrics_listen``)."""
     monkeypatch.setenv(KEY_ENV, fake.key)
     started: list[tuple[Daemon, Harness]] = []
 
-    async def start(**overrides: Any) -> Harness:
+    async def start(config: dict[str, Any] | None = None, **overrides: Any) -> Harness:
         path = tmp_path / f"luoshod-{len(started)}.toml"
         path.write_text(provider_toml(fake, **overrides))
         config = Config(
@@ -52,6 +53,7 @@ async def llm_daemon(
             # machine's late loop refusing new runs) has tests/daemon/test_admission.py.
             max_loop_lag_ms=0,
             config_file=path,
+            **(config or {}),
         )
         daemon = Daemon(config)
         await daemon.start()

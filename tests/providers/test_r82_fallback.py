@@ -47,7 +47,7 @@ def with_fallbacks(*fallbacks: str) -> pb.AgentSpec:
 async def test_r82_a_model_down_after_its_retries_hands_the_same_turn_to_the_fallback(
     fake: FakeServer, llm_daemon: StartDaemon
 ) -> None:
-    h = await llm_daemon(**CIRCUIT)
+    h = await llm_daemon(config={"metrics_listen": "127.0.0.1:0"}, **CIRCUIT)
     fail_model_a(fake, 503, "overloaded_error")
     fake.script = [turn("", ("add", {"a": 1, "b": 2})), turn("3")]
     log = await h.run("fb", "add 1 and 2", with_fallbacks(B), {"add": add})
@@ -91,6 +91,12 @@ async def test_r82_a_model_down_after_its_retries_hands_the_same_turn_to_the_fal
     assert_valid_transcript(cp)
     # A fallback is not drift: the fingerprint names the agent's model.
     assert log.events[0].run_start.fingerprint.model == A
+    # /metrics counts them by model.
+    metrics = h.daemon.observe.metrics
+    assert metrics is not None
+    sample = metrics.registry.get_sample_value
+    assert sample("luoshod_model_retries_total", {"model": A}) == 3
+    assert sample("luoshod_model_fallbacks_total", {"from_model": A, "to_model": B}) == 2
 
     # A later run of the daemon finds the model's circuit open: it goes to the fallback at
     # once, without a request of the model or a retry.
