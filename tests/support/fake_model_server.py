@@ -23,6 +23,9 @@ Scenarios:
 - ``unavailable-for=SECONDS``: HTTP 503 ``overloaded_error`` for that many seconds after the
   first request, then the script above with a final answer instead of the refusal.
 - ``ok``: a tool call, then a final answer ``"done"``.
+- ``fallback``: HTTP 503 ``overloaded_error`` to every request naming a model other than
+  ``test-model`` (an agent's model ``llm:down`` with the fallback ``llm:test-model``, R82);
+  ``test-model`` answers ``"done"`` at once.
 
 The process stops by itself after ``--max-seconds`` (default 600) or when stdin closes.
 """
@@ -110,6 +113,15 @@ async def serve(args: argparse.Namespace) -> None:
         fake.rule = rule
     elif scenario == "ok":
         fake.script = [turn("", (args.tool, {})), turn("done")]
+    elif scenario == "fallback":
+        fake.script = [turn("done")]
+
+        def rule(seen: Seen) -> Fault | None:
+            if seen.body.get("model") != MODEL:
+                return Fault(503, "overloaded_error", message="Overloaded")
+            return None
+
+        fake.rule = rule
     else:
         raise SystemExit(f"unknown scenario {args.scenario!r}")
     await fake.start()

@@ -366,6 +366,49 @@ const STATUS_VALUES: Record<Exclude<StatusName, "">, CheckpointStatus> = {
   finished: CheckpointStatus.CHECKPOINT_STATUS_FINISHED,
 };
 
+/**
+ * A provider.retry event (R82): `attempt` (1 = the first) of a call of `model` failed with
+ * `error`, and the provider tries again after `delayMs`. `subagent`: the path of the
+ * sub-agent whose call it was (empty: the lead).
+ */
+export interface ProviderRetry {
+  step: number;
+  model: string;
+  attempt: number;
+  error: string;
+  delayMs: number;
+  subagent: string[];
+}
+
+/**
+ * A provider.fallback event (R82): `fromModel` failed with `error` (its `reason` and the
+ * provider's `errorType`, "circuit_open" when it was skipped) and `toModel` took the same
+ * turn. `subagent`: as for ProviderRetry.
+ */
+export interface ProviderFallback {
+  step: number;
+  fromModel: string;
+  toModel: string;
+  error: string;
+  reason: string;
+  errorType: string;
+  subagent: string[];
+}
+
+function providerRetries(events: Event[]): ProviderRetry[] {
+  return events.flatMap((e) => {
+    const r = e.providerRetry;
+    return r ? [{ step: r.step, model: r.model, attempt: r.attempt, error: r.error, delayMs: Number(r.delayMs), subagent: [...(e.subagent?.path ?? [])] }] : [];
+  });
+}
+
+function providerFallbacks(events: Event[]): ProviderFallback[] {
+  return events.flatMap((e) => {
+    const f = e.providerFallback;
+    return f ? [{ step: f.step, fromModel: f.fromModel, toModel: f.toModel, error: f.error, reason: f.reason, errorType: f.errorType, subagent: [...(e.subagent?.path ?? [])] }] : [];
+  });
+}
+
 /** The outcome of one Execute, Resume or Resolve stream, read from its run.done event. */
 export interface RunResult {
   sessionId: string;
@@ -391,6 +434,10 @@ export interface RunResult {
    * worstCase, usage, path.
    */
   budgetExceeded?: BudgetExceeded;
+  /** The run's provider.retry events, in order (R82): the lead's and its sub-agents'. */
+  retries: ProviderRetry[];
+  /** The run's provider.fallback events, in order (R82): each turn a fallback model took. */
+  fallbacks: ProviderFallback[];
   /** With an agent's outputSchema (R83): the answer parsed when it was valid (finishReason
    * "stop"); undefined otherwise. Narrow it to your type after checking it. */
   output?: unknown;
@@ -406,7 +453,7 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0,
   };
   if (events.length === 0 && emptyMeansFinished) {
-    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts, outputJson: "", outputErrors: [] };
+    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts, retries: [], fallbacks: [], outputJson: "", outputErrors: [] };
   }
   const last = [...events].reverse().find((e) => e.runDone);
   if (!last) {
@@ -430,6 +477,8 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     events,
     attempts,
     ...(tripped ? { budgetExceeded: tripped } : {}),
+    retries: providerRetries(events),
+    fallbacks: providerFallbacks(events),
     output: done.outputJson ? (JSON.parse(done.outputJson) as unknown) : undefined,
     outputJson: done.outputJson,
     outputErrors: [...done.outputErrors],
