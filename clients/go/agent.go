@@ -58,6 +58,10 @@ type Agent struct {
 	// (docs/reference/rules.md R83): a json.RawMessage, a string of JSON, or a value
 	// marshaled to JSON. Result.Output decodes the answer.
 	OutputSchema any
+	// FallbackModels ("provider:model") take a turn, in order, when the model fails with a
+	// retryable error after its retries or its circuit is open (docs/reference/rules.md
+	// R82); Result.Retries and Result.Fallbacks say what happened.
+	FallbackModels []string
 }
 
 // SubAgent is a named sub-agent: the lead's model chooses it by Description, and it runs
@@ -130,6 +134,7 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 		return nil, fmt.Errorf("luosho: output schema: %w", err)
 	}
 	spec.OutputSchemaJson = output
+	spec.FallbackModels = a.FallbackModels
 	for _, t := range a.Tools {
 		schema, err := jsonText(t.InputSchema)
 		if err != nil {

@@ -108,6 +108,37 @@ type Result struct {
 	OutputJSON json.RawMessage
 	// OutputErrors say why the answer was not valid (FINISH_REASON_OUTPUT_INVALID).
 	OutputErrors []string
+	// Retries are the run's provider.retry events, in order (R82): the lead's and its
+	// sub-agents'.
+	Retries []ProviderRetry
+	// Fallbacks are the run's provider.fallback events, in order (R82): each turn a
+	// fallback model took.
+	Fallbacks []ProviderFallback
+}
+
+// ProviderRetry is a provider.retry event (R82): Attempt (1 = the first) of a call of
+// Model failed with Error, and the provider tries again after Delay. Subagent is the path
+// of the sub-agent whose call it was (empty: the lead).
+type ProviderRetry struct {
+	Step     int32
+	Model    string
+	Attempt  int32
+	Error    string
+	Delay    time.Duration
+	Subagent []string
+}
+
+// ProviderFallback is a provider.fallback event (R82): FromModel failed with Error (its
+// Reason and the provider's ErrorType, "circuit_open" when it was skipped) and ToModel
+// took the same turn. Subagent is as for ProviderRetry.
+type ProviderFallback struct {
+	Step      int32
+	FromModel string
+	ToModel   string
+	Error     string
+	Reason    string
+	ErrorType string
+	Subagent  []string
 }
 
 // ErrNoOutput is returned by Result.Output for a run without a structured answer.
@@ -479,6 +510,20 @@ func (r *runState) attempt(open openFunc) (got int, moved, done bool, err error)
 			}
 		case "budget.exceeded":
 			res.BudgetExceeded = ev.GetBudgetExceeded()
+		case "provider.retry":
+			if p := ev.GetProviderRetry(); p != nil {
+				res.Retries = append(res.Retries, ProviderRetry{
+					Step: p.GetStep(), Model: p.GetModel(), Attempt: p.GetAttempt(), Error: p.GetError(),
+					Delay: time.Duration(p.GetDelayMs()) * time.Millisecond, Subagent: ev.GetSubagent().GetPath(),
+				})
+			}
+		case "provider.fallback":
+			if p := ev.GetProviderFallback(); p != nil {
+				res.Fallbacks = append(res.Fallbacks, ProviderFallback{
+					Step: p.GetStep(), FromModel: p.GetFromModel(), ToModel: p.GetToModel(), Error: p.GetError(),
+					Reason: p.GetReason(), ErrorType: p.GetErrorType(), Subagent: ev.GetSubagent().GetPath(),
+				})
+			}
 		case "run.done":
 			d := ev.GetRunDone()
 			res.FinishReason = d.GetFinishReason()

@@ -41,9 +41,10 @@ type fakeStats struct {
 	Statuses []int `json:"statuses"`
 }
 
-// startFakeModel runs the fake model server (with the daemon's interpreter) for one test;
+// startFakeModel runs the fake model server (with the daemon's interpreter) for one test,
+// with extra arguments ("--fast") after the scenario;
 // closing its stdin stops it when the test ends.
-func startFakeModel(t *testing.T, wire, scenario string) *fakeModel {
+func startFakeModel(t *testing.T, wire, scenario string, extra ...string) *fakeModel {
 	t.Helper()
 	python, err := daemonPython()
 	if err != nil {
@@ -53,7 +54,8 @@ func startFakeModel(t *testing.T, wire, scenario string) *fakeModel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(python, script, "--wire", wire, "--scenario", scenario, "--dir", t.TempDir(), "--max-seconds", "300")
+	args := append([]string{script, "--wire", wire, "--scenario", scenario, "--dir", t.TempDir(), "--max-seconds", "300"}, extra...)
+	cmd := exec.Command(python, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
