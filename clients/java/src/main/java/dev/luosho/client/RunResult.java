@@ -12,7 +12,9 @@ import dev.luosho.v1.*;
  * client retried, see {@link RetryPolicy}). A run a limit stopped has finish reason
  * BUDGET_EXCEEDED or DEADLINE_EXCEEDED and {@code budgetExceeded}, its {@code budget.exceeded}
  * event's payload (which budget and limit, its value, what was used, the call's worst case, the
- * usage; null otherwise).
+ * usage; null otherwise). {@code retries} and {@code fallbacks} are the run's
+ * {@code provider.retry} and {@code provider.fallback} events in order (R82), the lead's and its
+ * sub-agents'.
  */
 public record RunResult(
     String sessionId,
@@ -31,7 +33,37 @@ public record RunResult(
     int attempts,
     BudgetExceeded budgetExceeded,
     String outputJson,
-    List<String> outputErrors) {
+    List<String> outputErrors,
+    List<Retry> retries,
+    List<Fallback> fallbacks) {
+
+  /**
+   * A {@code provider.retry} event (R82): {@code attempt} (1 = the first) of a call of
+   * {@code model} failed with {@code error}, and the provider tries again after {@code delay}.
+   * {@code subagent} is the path of the sub-agent whose call it was (empty: the lead).
+   */
+  public record Retry(int step, String model, int attempt, String error,
+      java.time.Duration delay, List<String> subagent) {
+    static Retry of(Event e) {
+      ProviderRetry r = e.getProviderRetry();
+      return new Retry(r.getStep(), r.getModel(), r.getAttempt(), r.getError(),
+          java.time.Duration.ofMillis(r.getDelayMs()), List.copyOf(e.getSubagent().getPathList()));
+    }
+  }
+
+  /**
+   * A {@code provider.fallback} event (R82): {@code fromModel} failed with {@code error} (its
+   * {@code reason} and the provider's {@code errorType}, "circuit_open" when it was skipped) and
+   * {@code toModel} took the same turn. {@code subagent}: as for {@link Retry}.
+   */
+  public record Fallback(int step, String fromModel, String toModel, String error,
+      String reason, String errorType, List<String> subagent) {
+    static Fallback of(Event e) {
+      ProviderFallback f = e.getProviderFallback();
+      return new Fallback(f.getStep(), f.getFromModel(), f.getToModel(), f.getError(),
+          f.getReason(), f.getErrorType(), List.copyOf(e.getSubagent().getPathList()));
+    }
+  }
 
   /**
    * The structured answer of an agent with {@code output_schema_json} (R83), read as
@@ -56,7 +88,8 @@ public record RunResult(
     if (events.isEmpty() && emptyMeansFinished) {
       return new RunResult(sessionId, false, FinishReason.FINISH_REASON_UNSPECIFIED,
           CheckpointStatus.CHECKPOINT_STATUS_FINISHED, "", 0, Usage.getDefaultInstance(),
-          "", 0, "", List.of(), null, requestId, attempts, null, "", List.of());
+          "", 0, "", List.of(), null, requestId, attempts, null, "", List.of(), List.of(),
+          List.of());
     }
     Event last = null;
     Approval approval = null;
@@ -80,6 +113,8 @@ public record RunResult(
         done.getFinishReason(), done.getStatus(), done.getFinalText(), done.getStepIndex(),
         done.getUsage(), done.getApprovalId(), done.getMessageCount(), last.getRunId(),
         List.copyOf(events), approval, requestId, attempts, tripped, done.getOutputJson(),
-        List.copyOf(done.getOutputErrorsList()));
+        List.copyOf(done.getOutputErrorsList()),
+        events.stream().filter(Event::hasProviderRetry).map(Retry::of).toList(),
+        events.stream().filter(Event::hasProviderFallback).map(Fallback::of).toList());
   }
 }
