@@ -90,6 +90,10 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
                 "queue": [render.as_dict(q) for q in queue],
                 "last_model_failure": render.as_dict(failure) if failure is not None else None,
                 "usage_by_model": {m: render.as_dict(u) for m, u in got.usage_by_model.items()},
+                # R83: the structured answer parsed (null without one).
+                "output": None
+                if (answer := render.structured_answer(cp)) is render.NO_ANSWER
+                else answer,
             }
         )
     else:
@@ -164,6 +168,16 @@ def sessions_history(d: Daemon, args: argparse.Namespace) -> int:
             page_size=50 if args.checkpoints else PAGE_SIZE,
         )
     )
+    if args.json and args.checkpoints:
+        # R83: each save that holds a structured answer gives it parsed, as "output".
+        rows = []
+        for e in entries:
+            row = render.as_dict(e)
+            if (answer := render.structured_answer(e.checkpoint)) is not render.NO_ANSWER:
+                row["output"] = answer
+            rows.append(row)
+        render.emit(rows)
+        return 0
     return _listing(args, entries, render.history_rows, "no history kept")
 
 

@@ -251,6 +251,36 @@ def _gist(m: pb.Message) -> str:
     return f"{role} {clip(m.content, 40)!r}" if m.content else role
 
 
+#: ``structured_answer``'s value of a session without a structured answer.
+NO_ANSWER = object()
+
+
+def structured_answer(cp: pb.Checkpoint) -> Any:
+    """The structured answer of a session whose agent had an output schema (R83) and whose
+    run ended with it valid (finish reason stop): the final assistant message, parsed (the
+    run.done event's ``output_json`` is the same value); ``NO_ANSWER`` otherwise."""
+    if not cp.agent.output_schema_json or cp.finish_reason != pb.FINISH_REASON_STOP:
+        return NO_ANSWER
+    last = cp.messages[-1] if cp.messages else None
+    if last is None or last.role != pb.ROLE_ASSISTANT or last.tool_calls:
+        return NO_ANSWER
+    try:
+        return json.loads(last.content)
+    except ValueError:
+        return NO_ANSWER
+
+
+def answer_lines(cp: pb.Checkpoint) -> list[str]:
+    """The structured answer pretty-printed under a heading, or nothing without one."""
+    value = structured_answer(cp)
+    if value is NO_ANSWER:
+        return []
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return ["", "Structured answer (valid against the agent's output schema)"] + [
+        "  " + line for line in text.splitlines()
+    ]
+
+
 def session_text(
     cp: pb.Checkpoint,
     history: Sequence[pb.HistoryEntry],
@@ -280,6 +310,7 @@ def session_text(
         )
     if cp.business_state_json:
         lines.append(f"state     {clip(cp.business_state_json, width)}")
+    lines += answer_lines(cp)
     lines += ["", f"Transcript ({len(cp.messages)} messages)"]
     for n, m in enumerate(cp.messages):
         lines += ["  " + line for line in message_lines(n, m, width)]
