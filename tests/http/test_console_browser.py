@@ -571,3 +571,33 @@ async def test_every_page_fits_every_width_in_every_state(
     await asyncio.sleep(0.5)
     cp = await console.app.get("refund-1")
     assert cp.status == pb.CHECKPOINT_STATUS_IN_PROGRESS  # the app's next Resume runs refund
+
+
+async def test_r83_the_session_page_shows_the_structured_answer(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
+    console = await make_console()
+    schema = {"type": "object", "required": ["city", "sights"]}
+    answer = '{"sights": ["Belém", "Alfama"], "city": "Lisbon", "note": "' + "long " * 40 + '"}'
+    spec = agent([{"text": answer}], [], output_schema_json=json.dumps(schema))
+    log = await console.app.run("structured-1", "Where to?", spec)
+    assert log.done is not None and log.done.output_json
+    plain = await console.app.run("plain-1", "Where to?", agent([{"text": answer}], []))
+    assert plain.done is not None and plain.done.finish_reason == pb.FINISH_REASON_STOP
+    b = await open_browser(console)
+    await b.goto("/#/session/structured-1")
+    box = b.page.locator("#structured-answer pre.json")
+    await box.wait_for()
+    shown = await box.inner_text()
+    # Pretty-printed, keys sorted as output_json has them, the same value.
+    assert shown == json.dumps(json.loads(answer), indent=2, sort_keys=True, ensure_ascii=False)
+    assert json.loads(shown) == json.loads(log.done.output_json)
+    # It fits a narrow screen (a long line scrolls inside its box).
+    await b.page.set_viewport_size({"width": 360, "height": 900})
+    found = await b.page.evaluate(NO_OVERFLOW)
+    assert found["scroll"] == 0 and not found["wide"], found
+    await b.shot("session-structured-answer-360")
+    # Without an output schema there is none.
+    await b.goto("/#/session/plain-1")
+    await b.page.locator("#session-head h1", has_text="finished").wait_for()
+    assert await b.page.locator("#structured-answer").count() == 0

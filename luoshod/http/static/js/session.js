@@ -108,6 +108,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
         h("dt", {}, "updated"), h("dd", {}, when(cp.updated_at)),
         cp.approval_id ? [h("dt", {}, "approval"), h("dd", {}, h("a", { href: "#/approvals" }, cp.approval_id))] : null),
       failureBox(),
+      answerBox(cp),
       h("div", { class: "actions" }, resume, cancel, remove));
   }
 
@@ -306,6 +307,23 @@ export async function sessionView(root, { arg: sessionId, params }) {
 }
 
 const QUEUE_POLL_MS = 2000;
+
+// The structured answer of an agent with an output schema (R83) whose run ended with it valid
+// (finish reason stop): the final assistant message, the value of run.done's output_json,
+// pretty-printed with its keys sorted as output_json has them.
+function answerBox(cp) {
+  if (!cp.agent || !cp.agent.output_schema_json || cp.finish_reason !== "FINISH_REASON_STOP") return null;
+  const last = cp.messages[cp.messages.length - 1];
+  if (!last || last.role !== "ROLE_ASSISTANT" || (last.tool_calls || []).length) return null;
+  let value;
+  try { value = JSON.parse(last.content); } catch { return null; }
+  const sorted = (v) => Array.isArray(v) ? v.map(sorted)
+    : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v;
+  return h("section", { class: "card", id: "structured-answer" },
+    h("h2", {}, "Structured answer"),
+    h("p", { class: "muted" }, "Valid against the agent's output schema."),
+    h("pre", { class: "json" }, JSON.stringify(sorted(value), null, 2)));
+}
 
 function eventItem(ev) {
   const tag = subagentTag(ev); // an event a sub-agent caused carries its path
