@@ -29,7 +29,7 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test("R82: the lead's retry and fallback are in the result, typed", async () => {
+test("R82: the lead retry and fallback are in the result, typed", async () => {
   const agent = { model: "llm:down", instructions: "Answer.", fallbackModels: [model.model] };
   const result = await client.execute("ts-fallback", "hi", { agent }).result();
   assert.equal(result.finishReason, "stop");
@@ -48,7 +48,7 @@ test("R82: the lead's retry and fallback are in the result, typed", async () => 
   assert.deepEqual(stats.statuses, [503, 503, 200]);
 });
 
-test("R82: a sub-agent's fallback carries the sub-agent's path", async () => {
+test("R82: a sub-agent fallback carries the path of the sub-agent", async () => {
   const researcher = { model: "llm:down", instructions: "Research.", fallbackModels: [model.model] };
   const agent = {
     model: "scripted:lead",

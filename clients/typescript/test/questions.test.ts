@@ -19,7 +19,7 @@ after(async () => {
   await daemon?.stop();
 });
 
-test("R88: a question pauses the run, is listed as a QUESTION, and its answer is the call's result", async () => {
+test("R88: a question pauses the run, is listed as a QUESTION, and its answer is the result of the call", async () => {
   const agent = {
     model: "scripted:ask",
     instructions: "Ask when unsure.",
