@@ -83,6 +83,7 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
     failure = got.last_model_failure if got.HasField("last_model_failure") else None
     history = list(d.client.history(args.session_id, page_size=PAGE_SIZE))
     if args.json:
+        answer = render.structured_answer(cp)
         render.emit(
             {
                 "checkpoint": render.as_dict(cp),
@@ -91,9 +92,7 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
                 "last_model_failure": render.as_dict(failure) if failure is not None else None,
                 "usage_by_model": {m: render.as_dict(u) for m, u in got.usage_by_model.items()},
                 # R83: the structured answer parsed (null without one).
-                "output": None
-                if (answer := render.structured_answer(cp)) is render.NO_ANSWER
-                else answer,
+                "output": None if answer is render.NO_ANSWER else answer,
             }
         )
     else:
