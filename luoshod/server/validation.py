@@ -12,7 +12,7 @@ from jsonschema.exceptions import SchemaError
 
 from luosho.v1 import agent_pb2 as pb
 
-from ..domain import AgentSpec, Message, Role
+from ..domain import REASONING_EFFORTS, AgentSpec, Message, Role
 from ..engine import validator_for
 from ..errors import InvalidArgument, PayloadTooLarge
 from ..store import MAX_PAGE_SIZE
@@ -112,6 +112,21 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
                 reason="INVALID_OUTPUT_SCHEMA",
                 field=f"{field}.output_schema_json",
             ) from None
+    if agent.HasField("reasoning"):  # R84
+        r = agent.reasoning
+        if r.effort and r.effort not in REASONING_EFFORTS:
+            raise InvalidArgument(
+                f"{field}.reasoning.effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                f"got {r.effort!r}",
+                reason="INVALID_REASONING",
+                field=f"{field}.reasoning.effort",
+            )
+        if r.HasField("budget_tokens") and r.budget_tokens < 1:
+            raise InvalidArgument(
+                f"{field}.reasoning.budget_tokens must be >= 1, got {r.budget_tokens}",
+                reason="INVALID_REASONING",
+                field=f"{field}.reasoning.budget_tokens",
+            )
     if agent.HasField("max_steps") and agent.max_steps < 0:
         raise InvalidArgument(
             f"{field}.max_steps must be >= 0, got {agent.max_steps}",
