@@ -543,11 +543,11 @@ class FakeAnthropic(FakeServer):
                 blocks.append({"type": "redacted_thinking", "data": self.seal(text)})
             else:
                 blocks.append({"type": "thinking", "thinking": text, "signature": self.seal(text)})
-        self.thought[turn_no] = blocks
+        self.thought[turn_no] = [dict(b) for b in blocks]
         return blocks
 
     def _blocks(self, t: Turn, turn_no: int, body: dict[str, Any]) -> list[dict[str, Any]]:
-        blocks = self._thinking(t, turn_no, body)
+        blocks = list(self._thinking(t, turn_no, body))  # a copy: the fake keeps its own
         blocks += [{"type": "text", "text": t.text}] if t.text else []
         for n, (name, args) in enumerate(t.calls):
             blocks.append(
