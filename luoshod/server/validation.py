@@ -216,6 +216,19 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
             _check_tool_ref(c.name, f"{where}.tool_calls[{k}].name")
             if c.arguments_json:
                 check_json(c.arguments_json, f"{where}.tool_calls[{k}].arguments_json")
+        for k, b in enumerate(m.reasoning):  # R84: blocks a model returned, sent back as given
+            if m.role != pb.ROLE_ASSISTANT:
+                raise InvalidArgument(
+                    f"{where} has reasoning but is not an assistant message",
+                    reason="INVALID_MESSAGE",
+                    field=where,
+                )
+            if not isinstance(_json_or_none(b.raw_json), dict):
+                raise InvalidArgument(
+                    f"{where}.reasoning[{k}].raw_json must be a JSON object",
+                    reason="INVALID_MESSAGE",
+                    field=f"{where}.reasoning[{k}].raw_json",
+                )
         msg = convert.message_from_pb(m)
         if msg.role is Role.TOOL:
             if not m.tool_call_id:
@@ -227,6 +240,13 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
             check_json(m.content, f"{where}.content")
         out.append(msg)
     return out
+
+
+def _json_or_none(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _check_tool_ref(value: str, field: str) -> None:

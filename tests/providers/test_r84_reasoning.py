@@ -302,3 +302,21 @@ async def test_r84_reasoning_of_one_provider_kind_is_not_sent_to_another() -> No
     ]
     assert items[1] == item
     assert "reasoning" not in json.dumps(openai_chat.to_wire(transcript))
+
+
+async def test_r84_input_reasoning_must_be_an_assistants_json_blocks(llm: Harness) -> None:
+    """Reasoning given with input (a transcript a client carries over) is checked when the
+    request arrives: only on assistant messages, each block a JSON object."""
+    block = pb.ReasoningBlock(provider="anthropic", raw_json='{"type":"thinking"}', text="t")
+    bad_role = pb.Message(role=pb.ROLE_USER, content="hi", reasoning=[block])
+    bad_json = pb.Message(
+        role=pb.ROLE_ASSISTANT,
+        content="ok",
+        reasoning=[pb.ReasoningBlock(provider="anthropic", raw_json="not json")],
+    )
+    for n, messages in enumerate(
+        ([bad_role], [pb.Message(role=pb.ROLE_USER, content="hi"), bad_json])
+    ):
+        log = await llm.run(f"input-reasoning-{n}", messages, llm_agent())
+        code, reason = error_info(log.error)[:2]
+        assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_MESSAGE")
