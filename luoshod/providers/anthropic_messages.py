@@ -119,6 +119,10 @@ class AnthropicProvider(RemoteProvider):
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             if params["max_tokens"] <= budget:  # the answer needs room past the thinking
                 params["max_tokens"] = budget + DEFAULT_MAX_TOKENS
+            if params.get("tool_choice", {}).get("type") in ("any", "tool"):
+                # The API refuses a forced tool with thinking: the answer tool stays
+                # offered, and an answer given as text is validated the same (R83).
+                del params["tool_choice"]
         if body:
             params["extra_body"] = body
         if on_text is None:

@@ -320,3 +320,20 @@ async def test_r84_input_reasoning_must_be_an_assistants_json_blocks(llm: Harnes
         log = await llm.run(f"input-reasoning-{n}", messages, llm_agent())
         code, reason = error_info(log.error)[:2]
         assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_MESSAGE")
+
+
+@pytest.mark.parametrize("fake", ["anthropic"], indirect=True)
+async def test_r84_thinking_with_an_output_schema_forces_no_tool(
+    fake: FakeServer, llm: Harness
+) -> None:
+    """The Messages API refuses a forced tool with thinking: the answer tool (R83) is
+    offered without forcing it, and the answer still comes back validated."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    fake.script = [turn("", ("final_answer", {"n": 3}), thinking=THINKING[:1])]
+    spec = thinking_agent(output_schema_json=json.dumps(schema))
+    log = await llm.run("schema", "three", spec, {"add": add})
+    assert log.error is None, log.error
+    assert log.done.output_json == '{"n":3}'
+    body = fake.requests[0].body
+    assert "tool_choice" not in body and body["thinking"]["type"] == "enabled"
+    assert [t["name"] for t in body["tools"]] == ["add", "final_answer"]

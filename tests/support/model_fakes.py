@@ -500,6 +500,8 @@ class FakeAnthropic(FakeServer):
                 problems.append("thinking: type enabled with budget_tokens >= 1024 required")
             elif budget >= body.get("max_tokens", 0):
                 problems.append("thinking.budget_tokens must be less than max_tokens")
+            if (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+                problems.append("Thinking may not be enabled when tool_choice forces tool use.")
         for i, m in enumerate(body.get("messages") or ()):
             content = m.get("content")
             if m.get("role") != "assistant" or not isinstance(content, list):
