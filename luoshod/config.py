@@ -5,7 +5,7 @@ It holds the named model providers; a model id ``NAME:model`` selects the entry
 NAME (``scripted`` is built in and always there)::
 
     [providers.openai]
-    kind = "openai"                       # openai | anthropic
+    kind = "openai"                       # openai | openai_responses | anthropic
     base_url = "https://api.openai.com/v1"
     api_key_env = "OPENAI_API_KEY"        # the NAME of the variable that holds the key
     timeout_s = 60                        # one HTTP attempt
@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS = ("openai", "anthropic")
+KINDS = ("openai", "openai_responses", "anthropic")
 DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
+    "openai_responses": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
 }
 RESERVED_NAMES = frozenset({"scripted"})

@@ -18,6 +18,7 @@ from .agent import (
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_SUBAGENT_DEPTH,
     DEFAULT_TOOL_CONCURRENCY,
+    REASONING_EFFORTS,
     TASK_TOOL,
     USAGE_CAPS,
     AgentSpec,
@@ -26,6 +27,7 @@ from .agent import (
     DriftPolicy,
     Fingerprint,
     Limits,
+    Reasoning,
     SubAgent,
 )
 from .checkpoint import (
@@ -41,7 +43,7 @@ from .checkpoint import (
     ToolCallRecord,
     drift_of,
 )
-from .messages import Message, Role, ToolCall, ToolSpec, Usage
+from .messages import Message, ReasoningBlock, Role, ToolCall, ToolSpec, Usage
 from .records import (
     Enqueue,
     EventPage,
@@ -74,6 +76,9 @@ __all__ = [
     "HistoryEntry",
     "Lease",
     "Limits",
+    "REASONING_EFFORTS",
+    "Reasoning",
+    "ReasoningBlock",
     "Message",
     "QueuedInput",
     "Role",

@@ -77,6 +77,31 @@ class Limits:
         )
 
 
+#: The efforts a ``Reasoning`` may name (R84), least first.
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """How much the model reasons (R84): an effort, a token budget, or both; each provider
+    takes the one its API has and derives it from the other when only that one is given."""
+
+    effort: str = ""
+    budget_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.effort:
+            d["effort"] = self.effort
+        if self.budget_tokens is not None:
+            d["budget_tokens"] = self.budget_tokens
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Reasoning:
+        return cls(d.get("effort", ""), d.get("budget_tokens"))
+
+
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     model: str
@@ -104,6 +129,9 @@ class AgentSpec:
     #: R82: the models that take a turn, in order, when the model fails with a retryable
     #: error after its retries. Not part of the fingerprint (a fallback is not drift).
     fallback_models: tuple[str, ...] = ()
+    #: R84: how much the model reasons; ``None``: the provider's default. Not part of the
+    #: fingerprint, as model settings are not.
+    reasoning: Reasoning | None = None
 
     def tool(self, name: str) -> ToolSpec | None:
         found = next((t for t in self.tools if t.name == name), None)
@@ -141,6 +169,10 @@ class AgentSpec:
             d["fallback_models"] = list(self.fallback_models)
         else:
             del d["fallback_models"]
+        if self.reasoning is not None:  # absent when none, as in specs saved before R84
+            d["reasoning"] = self.reasoning.to_dict()
+        else:
+            del d["reasoning"]
         return d
 
     @classmethod
@@ -161,6 +193,7 @@ class AgentSpec:
             limits=Limits.from_dict(d["limits"]) if "limits" in d else None,
             output_schema_json=d.get("output_schema_json", ""),
             fallback_models=tuple(d.get("fallback_models", ())),
+            reasoning=Reasoning.from_dict(d["reasoning"]) if "reasoning" in d else None,
         )
 
 

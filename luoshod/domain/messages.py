@@ -35,6 +35,28 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningBlock:
+    """One block of a model's reasoning (R84), kept with its assistant turn as the provider
+    sent it and sent back with that turn: Anthropic's signed or redacted thinking, an
+    OpenAI Responses reasoning item with its encrypted content."""
+
+    #: The provider kind that made it ("anthropic", "openai_responses"): only a model of
+    #: that kind is sent it back.
+    provider: str
+    #: The block as received (JSON), signature or encrypted content included.
+    raw_json: str
+    #: Its readable part (thinking, a summary); "" when redacted.
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "raw_json": self.raw_json, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ReasoningBlock:
+        return cls(d["provider"], d["raw_json"], d.get("text", ""))
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: str = ""
@@ -47,6 +69,8 @@ class Message:
     #: were recorded. Not part of a message's identity (``key``, ``==``).
     model: str = field(default="", compare=False)
     usage: Usage | None = field(default=None, compare=False)
+    #: Assistant turns (R84): the reasoning that came with the turn, in the order received.
+    reasoning: tuple[ReasoningBlock, ...] = field(default=(), compare=False)
 
     def key(self) -> tuple[Any, ...]:
         """Identity for merging input with a stored transcript: role, content, call ids."""
@@ -65,6 +89,8 @@ class Message:
             d["model"] = self.model
         if self.usage is not None:
             d["usage"] = self.usage.to_dict()
+        if self.reasoning:
+            d["reasoning"] = [b.to_dict() for b in self.reasoning]
         return d
 
     @classmethod
@@ -79,6 +105,7 @@ class Message:
             d.get("is_error", False),
             d.get("model", ""),
             Usage.from_dict(usage) if usage is not None else None,
+            tuple(ReasoningBlock.from_dict(b) for b in d.get("reasoning", ())),
         )
 
 

@@ -45,3 +45,4 @@ BUDGET_EXCEEDED = "budget.exceeded"  # a limit stops the run before a model call
 STEP_DONE = "step.done"
 RUN_DONE = "run.done"
 TEXT_DELTA = "text.delta"  # streamed text of a model call in flight (progress only)
+REASONING_DELTA = "reasoning.delta"  # streamed reasoning of a model call (progress only, R84)

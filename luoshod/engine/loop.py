@@ -216,7 +216,7 @@ class Run:
 
     async def emit(self, type_: str, **data: object) -> None:
         """Queue an event; it reaches the sink once written (``save`` or ``flush``)."""
-        if type_ == ev.TEXT_DELTA:  # progress only: not numbered, not kept
+        if type_ in (ev.TEXT_DELTA, ev.REASONING_DELTA):  # progress only: not numbered, not kept
             await self.sink.emit(
                 Event(self.cp.session_id, self.cp.run_id, 0, self.s.clock(), type_, data)
             )
@@ -420,7 +420,12 @@ class Run:
             cp.usage.add(usage)
             cp.total_usage.add(usage)
             turn = Message(
-                Role.ASSISTANT, resp.text, resp.tool_calls, model=self.answered_by, usage=usage
+                Role.ASSISTANT,
+                resp.text,
+                resp.tool_calls,
+                model=self.answered_by,
+                usage=usage,
+                reasoning=resp.reasoning,  # R84: kept with the turn, sent back with it
             )
             cp.messages.append(turn)
             await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
@@ -458,6 +463,9 @@ class Run:
         async def on_text(text: str) -> None:
             await self.emit(ev.TEXT_DELTA, step=step, text=text)
 
+        async def on_reasoning(text: str) -> None:
+            await self.emit(ev.REASONING_DELTA, step=step, text=text)
+
         shown, messages = subagents.model_view(self.spec, list(self.cp.messages))  # R55
 
         async def call(model: fallback.Candidate) -> ModelResponse | None:
@@ -474,6 +482,7 @@ class Run:
                 model.settings,
                 on_text,
                 on_retry=on_retry,
+                on_reasoning=on_reasoning,
             )
             return await self._answer(model.provider.complete(request))
 

@@ -137,6 +137,7 @@ def model_view(spec: AgentSpec, messages: list[Message]) -> tuple[AgentSpec, lis
         max_subagent_depth=spec.max_subagent_depth,
         limits=spec.limits,
         fallback_models=spec.fallback_models,
+        reasoning=spec.reasoning,
     )
     if messages and messages[0].role is Role.SYSTEM:
         first = Message(Role.SYSTEM, shown.instructions)
@@ -446,7 +447,12 @@ class SubRun:
             cp.total_usage.add(usage)
             cp.delegated_usage.add(usage)
             turn = Message(
-                Role.ASSISTANT, resp.text, resp.tool_calls, model=answered_by, usage=usage
+                Role.ASSISTANT,
+                resp.text,
+                resp.tool_calls,
+                model=answered_by,
+                usage=usage,
+                reasoning=resp.reasoning,  # R84
             )
             st.messages.append(turn)
             self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)

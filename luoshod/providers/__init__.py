@@ -1,8 +1,9 @@
 """Model providers, chosen by the prefix of a model id (``provider:model``).
 
 ``scripted`` is built in; the others are the named entries of the config file
-(``[providers.NAME]``), each of a kind: ``openai`` (chat completions, ``openai_chat.py``)
-or ``anthropic`` (the Messages API, ``anthropic_messages.py``). Their SDKs are imported
+(``[providers.NAME]``), each of a kind: ``openai`` (chat completions, ``openai_chat.py``),
+``openai_responses`` (the Responses API, ``openai_responses.py``) or ``anthropic`` (the
+Messages API, ``anthropic_messages.py``). Their SDKs are imported
 only when an entry of that kind is configured.
 """
 
@@ -41,6 +42,10 @@ def configured_providers(
             from .openai_chat import OpenAIChatProvider
 
             providers.append(OpenAIChatProvider(entry, guard))
+        elif entry.kind == "openai_responses":
+            from .openai_responses import OpenAIResponsesProvider
+
+            providers.append(OpenAIResponsesProvider(entry, guard))
         elif entry.kind == "anthropic":
             from .anthropic_messages import AnthropicProvider
 

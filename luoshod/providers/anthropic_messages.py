@@ -8,6 +8,13 @@ follows them (R12) appended to that same turn, since roles must alternate. Wire 
 transcript: the text blocks joined, each ``tool_use`` block a call. Streamed tool input
 is kept as the raw JSON text the model wrote, so a broken one becomes an error result
 the model can read (R25). With ``"stream": true`` each piece of text is reported.
+
+Reasoning (R84): the agent's ``reasoning`` becomes ``thinking: {type: enabled,
+budget_tokens}`` (a budget from the effort when none is given, ``max_tokens`` raised above
+it). The ``thinking`` and ``redacted_thinking`` blocks of an answer are kept with the turn
+as received (their JSON, signature included) and sent back first in that assistant turn,
+in their order, as the API requires when a tool-using turn is continued. Streamed
+thinking is reported piece by piece (``reasoning.delta``), never as text.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import httpx2
 from anthropic import AsyncAnthropic
 
 from ..config import ProviderConfig
-from ..domain import Message, Role, ToolCall, ToolSpec, Usage
+from ..domain import AgentSpec, Message, ReasoningBlock, Role, ToolCall, ToolSpec, Usage
 from .base import ModelRequest, ModelResponse
 from .guard import ModelGuard
 from .remote import (
@@ -47,6 +54,12 @@ DEFAULT_MAX_TOKENS = 4096
 NO_KEY = "no-key"
 #: Error types of an ``error`` event in the middle of a stream worth another attempt.
 TRANSIENT_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+#: R84: the thinking budget of an effort, when the agent gives no budget (the API's least is
+#: 1024 tokens).
+EFFORT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576}
+#: The kind named on the reasoning blocks this provider keeps (``ReasoningBlock.provider``).
+KIND = "anthropic"
+THINKING_TYPES = ("thinking", "redacted_thinking")
 
 
 class AnthropicProvider(RemoteProvider):
@@ -102,6 +115,14 @@ class AnthropicProvider(RemoteProvider):
                 )
         # Settings go in the body as they are, not as SDK keywords: anthropic>=1 dropped
         # temperature/top_p/top_k from its signatures while the API still takes them.
+        if (budget := thinking_budget(request.agent)) is not None:  # R84
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            if params["max_tokens"] <= budget:  # the answer needs room past the thinking
+                params["max_tokens"] = budget + DEFAULT_MAX_TOKENS
+            if params.get("tool_choice", {}).get("type") in ("any", "tool"):
+                # The API refuses a forced tool with thinking: the answer tool stays
+                # offered, and an answer given as text is validated the same (R83).
+                del params["tool_choice"]
         if body:
             params["extra_body"] = body
         if on_text is None:
@@ -109,7 +130,7 @@ class AnthropicProvider(RemoteProvider):
         else:
             stream = await self.client.messages.create(**params, stream=True)
             async with stream:  # the connection is released even when the call is aborted
-                resp = await from_stream(stream, on_text)
+                resp = await from_stream(stream, on_text, request.on_reasoning)
         schema = request.agent.output_schema_json
         return answer_of(resp, schema) if schema else resp
 
@@ -131,6 +152,30 @@ class AnthropicProvider(RemoteProvider):
         return None
 
 
+def thinking_budget(agent: AgentSpec) -> int | None:
+    """The thinking budget of the agent's reasoning setting; ``None``: no thinking."""
+    r = agent.reasoning
+    if r is None:
+        return None
+    if r.budget_tokens is not None:
+        return max(r.budget_tokens, EFFORT_BUDGETS["minimal"])
+    return EFFORT_BUDGETS.get(r.effort or "medium", EFFORT_BUDGETS["medium"])
+
+
+def thinking_blocks(m: Message) -> list[dict[str, Any]]:
+    """The turn's kept thinking blocks, each as it was received (R84)."""
+    return [json.loads(b.raw_json) for b in m.reasoning if b.provider == KIND]
+
+
+def kept_block(block: dict[str, Any]) -> ReasoningBlock:
+    """A thinking or redacted_thinking block as kept with its turn."""
+    return ReasoningBlock(
+        KIND,
+        json.dumps(block, ensure_ascii=False, separators=(",", ":")),
+        block.get("thinking", "") if block.get("type") == "thinking" else "",
+    )
+
+
 def to_wire(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
     """(system, messages) for the Messages API; consecutive turns of one role merged."""
     system = "\n\n".join(m.content for m in messages if m.role is Role.SYSTEM and m.content)
@@ -150,7 +195,9 @@ def to_wire(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
             blocks = [block]
         else:
             role = m.role.value
-            blocks = [{"type": "text", "text": m.content}] if m.content else []
+            # R84: the thinking first, as received, then the text and the calls.
+            blocks = thinking_blocks(m) if m.role is Role.ASSISTANT else []
+            blocks += [{"type": "text", "text": m.content}] if m.content else []
             blocks += [tool_use(c) for c in m.tool_calls]
         if not blocks:  # the API refuses empty text
             continue
@@ -206,7 +253,7 @@ def answer_of(resp: ModelResponse, schema_json: str) -> ModelResponse:
             value = value["value"]
         text = json.dumps(value)
     others = tuple(c for c in resp.tool_calls if c.name != OUTPUT_TOOL)
-    return ModelResponse(text, others, resp.usage)
+    return ModelResponse(text, others, resp.usage, resp.model, resp.reasoning)
 
 
 def tool_to_wire(t: ToolSpec) -> dict[str, Any]:
@@ -243,18 +290,32 @@ def from_message(msg: Any) -> ModelResponse:
     calls = tuple(
         ToolCall(b.id, b.name, json.dumps(b.input)) for b in content if b.type == "tool_use"
     )
+    reasoning = tuple(kept_block(_fields(b)) for b in content if b.type in THINKING_TYPES)
     return ModelResponse(
         text,
         calls,
         _usage(msg.usage) if msg.usage else Usage(),
         getattr(msg, "model", "") or "",
+        reasoning,
     )
 
 
-async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
+def _fields(block: Any) -> dict[str, Any]:
+    """A block of the SDK's answer as the fields the server sent (none added or dropped)."""
+    to_dict = getattr(block, "to_dict", None)
+    if to_dict is not None:
+        return dict(to_dict(mode="json", exclude_unset=True))
+    return dict(block.model_dump(mode="json", exclude_unset=True))
+
+
+async def from_stream(
+    stream: Any, on_text: OnText, on_reasoning: OnText | None = None
+) -> ModelResponse:
     """Assemble a streamed message: text deltas in order (each reported), each tool_use
-    block's input from its ``input_json_delta`` pieces, usage from message_start and the
-    cumulative counts of message_delta."""
+    block's input from its ``input_json_delta`` pieces, each thinking block from its
+    ``thinking_delta`` pieces (each reported to ``on_reasoning``) and ``signature_delta``,
+    a redacted_thinking block as it starts, usage from message_start and the cumulative
+    counts of message_delta."""
     blocks: dict[int, dict[str, Any]] = {}
     usage, completion = Usage(), 0
     stopped = False
@@ -272,7 +333,13 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
                     "id": getattr(cb, "id", ""),
                     "name": getattr(cb, "name", ""),
                     "parts": [],
+                    "signature": [],
+                    "start": _fields(cb),
                 }
+                if cb.type == "thinking" and cb.thinking:
+                    blocks[event.index]["parts"].append(cb.thinking)
+                    if on_reasoning is not None:
+                        await on_reasoning(cb.thinking)
                 if cb.type == "text" and cb.text:
                     blocks[event.index]["parts"].append(cb.text)
                     await on_text(cb.text)
@@ -287,6 +354,12 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
                     await on_text(event.delta.text)
                 elif event.delta.type == "input_json_delta":
                     block["parts"].append(event.delta.partial_json)
+                elif event.delta.type == "thinking_delta":
+                    block["parts"].append(event.delta.thinking)
+                    if on_reasoning is not None:
+                        await on_reasoning(event.delta.thinking)
+                elif event.delta.type == "signature_delta":
+                    block["signature"].append(event.delta.signature)
             case "message_delta":
                 if event.usage is not None:
                     completion = event.usage.output_tokens or completion
@@ -303,8 +376,19 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
         for b in ordered
         if b["type"] == "tool_use"
     )
+    reasoning = tuple(_streamed_thinking(b) for b in ordered if b["type"] in THINKING_TYPES)
     usage.completion_tokens = completion
-    return ModelResponse(text, calls, usage, model)
+    return ModelResponse(text, calls, usage, model, reasoning)
+
+
+def _streamed_thinking(b: dict[str, Any]) -> ReasoningBlock:
+    """A streamed thinking block as the whole block the API would have sent: its start
+    with the thinking and the signature the deltas carried."""
+    block = dict(b["start"])
+    if block.get("type") == "thinking":
+        block["thinking"] = "".join(b["parts"])  # the start's piece, then the deltas
+        block["signature"] = block.get("signature", "") + "".join(b["signature"])
+    return kept_block(block)
 
 
 __all__ = ["AnthropicProvider"]

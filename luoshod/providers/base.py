@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Price
-from ..domain import AgentSpec, Message, ToolCall, Usage
+from ..domain import AgentSpec, Message, ReasoningBlock, ToolCall, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,9 @@ class ModelRequest:
     #: failed, the wait in seconds), by providers that retry: the ``provider.retry`` event
     #: (R82).
     on_retry: Callable[[int, str, float], Awaitable[None]] | None = None
+    #: Called with each piece of the model's readable reasoning while it streams (R84):
+    #: the ``reasoning.delta`` event. Never part of the turn's text.
+    on_reasoning: Callable[[str], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,8 @@ class ModelResponse:
     #: The model that answered, as the provider names it ("" when it does not say):
     #: traces show it as ``gen_ai.response.model``.
     model: str = ""
+    #: R84: the reasoning blocks of the turn, each as the provider sent it, in order.
+    reasoning: tuple[ReasoningBlock, ...] = ()
 
 
 class Provider(abc.ABC):

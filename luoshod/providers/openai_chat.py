@@ -9,6 +9,8 @@ tool result as a ``tool`` message with its ``tool_call_id``, an error result mar
 choice's text and tool calls, with the arguments kept as the raw string, so bad JSON and
 unknown tool names reach the engine's checks and become error results the model can read
 (R25). With ``"stream": true`` the answer is streamed and each piece of text reported.
+The agent's ``reasoning`` (R84) is sent as ``reasoning_effort`` (an effort from a budget
+when only a budget is given); this wire returns no reasoning to keep, only its token count.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import openai
 from openai import AsyncOpenAI
 
 from ..config import ProviderConfig
-from ..domain import Message, Role, ToolCall, ToolSpec, Usage
+from ..domain import AgentSpec, Message, Role, ToolCall, ToolSpec, Usage
 from .base import ModelRequest, ModelResponse
 from .guard import ModelGuard
 from .remote import (
@@ -92,6 +94,8 @@ class OpenAIChatProvider(RemoteProvider):
         # Settings go in the body as they are, not as SDK keywords: the allow-list is
         # ours, and an SDK release that drops a keyword cannot break a run.
         body = passed_settings(request.settings)
+        if (effort := reasoning_effort(request.agent)) and "reasoning_effort" not in body:
+            body["reasoning_effort"] = effort  # R84
         if request.agent.output_schema_json and "response_format" not in body:
             params["response_format"] = response_format(request.agent.output_schema_json)
         if body:
@@ -119,6 +123,18 @@ class OpenAIChatProvider(RemoteProvider):
         if isinstance(e, openai.APIError):  # an error event in the middle of a stream
             return Failure(True, e.type or "stream_error", e.message)
         return None
+
+
+def reasoning_effort(agent: AgentSpec) -> str:
+    """The effort of the agent's reasoning setting (R84), derived from its budget when it
+    names none; "" when the agent has none."""
+    r = agent.reasoning
+    if r is None:
+        return ""
+    if r.effort:
+        return r.effort
+    budget = r.budget_tokens or 0
+    return "low" if budget < 4096 else "medium" if budget < 16384 else "high"
 
 
 def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -123,7 +123,7 @@ class RemoteProvider(Provider):
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
         usage.cost_usd = call_cost(usage, self.config.prices.get(request.model))
         calls = unique_call_ids(resp.tool_calls, request.messages)
-        return ModelResponse(resp.text, calls, usage, resp.model)
+        return ModelResponse(resp.text, calls, usage, resp.model, resp.reasoning)
 
     def _failure(self, e: Exception) -> Failure | None:
         if isinstance(e, MalformedResponse):

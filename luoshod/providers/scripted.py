@@ -7,7 +7,11 @@ or in ``<scripts_dir>/<name>.json`` on the daemon's host. A turn is::
      "tool_calls": [{"name": "add", "arguments": {"a": 1}, "id": "optional"}],
      "usage": {"prompt_tokens": 3, ...},             # optional, else estimated
      "delay_ms": 0,                                  # optional: a slow model
+     "reasoning": ["..."],                           # optional: thinking (R84)
      "error": "..."}                                 # optional: this call fails
+
+Each ``reasoning`` text is reported as it is played (``reasoning.delta``) and kept with the
+turn as a block of provider ``scripted``, as a remote provider keeps its thinking.
 
 A ``"price"`` setting beside the script (``{"prompt_per_mtok": 1,
 "completion_per_mtok": 2}``, the keys of a price-table entry) is the model's price: the
@@ -40,13 +44,13 @@ from typing import Any
 
 from ..config import ConfigFileError, Price
 from ..config import _price as parse_price
-from ..domain import Role, ToolCall, Usage
+from ..domain import ReasoningBlock, Role, ToolCall, Usage
 from ..errors import InvalidArgument, ProviderError
 from .base import ModelRequest, ModelResponse, Provider
 from .pricing import call_cost
 
 END_OF_SCRIPT = "(end of script)"
-_TURN_KEYS = {"text", "tool_calls", "usage", "delay_ms", "error"}
+_TURN_KEYS = {"text", "tool_calls", "usage", "delay_ms", "error", "reasoning"}
 
 
 class ScriptedProvider(Provider):
@@ -144,6 +148,14 @@ class ScriptedProvider(Provider):
         resp = _response(request.messages, turn.get("text", ""), calls)
         if "usage" in turn:
             resp = ModelResponse(resp.text, resp.tool_calls, _usage(turn["usage"]))
+        if thoughts := turn.get("reasoning"):
+            blocks = []
+            for text in thoughts:
+                if request.on_reasoning is not None:
+                    await request.on_reasoning(text)
+                raw = json.dumps({"type": "thinking", "thinking": text}, ensure_ascii=False)
+                blocks.append(ReasoningBlock("scripted", raw, text))
+            resp = ModelResponse(resp.text, resp.tool_calls, resp.usage, reasoning=tuple(blocks))
         return resp
 
 
@@ -206,6 +218,9 @@ def _check_script(script: Any, model: str) -> None:
                     json.loads(args)
                 except ValueError:
                     raise bad(f"turn {n}: arguments of {c['name']!r} are not JSON") from None
+        thoughts = turn.get("reasoning", [])
+        if not isinstance(thoughts, list) or not all(isinstance(t, str) for t in thoughts):
+            raise bad(f"turn {n}: reasoning must be a list of strings")
         if not isinstance(turn.get("delay_ms", 0), int | float):
             raise bad(f"turn {n}: delay_ms must be a number")
         usage = turn.get("usage", {})

@@ -24,6 +24,8 @@ from ..domain import (
     HistoryEntry,
     Limits,
     Message,
+    Reasoning,
+    ReasoningBlock,
     Role,
     SessionSummary,
     Status,
@@ -101,6 +103,7 @@ def message_from_pb(m: pb.Message) -> Message:
         m.is_error,
         m.model,
         usage_from_pb(m.usage) if m.HasField("usage") else None,
+        tuple(ReasoningBlock(b.provider, b.raw_json, b.text) for b in m.reasoning),
     )
 
 
@@ -150,6 +153,12 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         limits=limits_from_pb(a.limits) if a.HasField("limits") else None,
         output_schema_json=a.output_schema_json,
         fallback_models=tuple(a.fallback_models),
+        reasoning=Reasoning(
+            a.reasoning.effort,
+            a.reasoning.budget_tokens if a.reasoning.HasField("budget_tokens") else None,
+        )
+        if a.HasField("reasoning")
+        else None,
     )
 
 
@@ -196,6 +205,10 @@ def message_pb(m: Message) -> pb.Message:
         is_error=m.is_error,
         model=m.model,
         usage=usage_pb(m.usage) if m.usage is not None else None,
+        reasoning=[
+            pb.ReasoningBlock(provider=b.provider, raw_json=b.raw_json, text=b.text)
+            for b in m.reasoning
+        ],
     )
 
 
@@ -255,6 +268,10 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         spec.approval_timeout_ms = a.approval_timeout_ms
     for sub in a.subagents:
         spec.subagents.add(name=sub.name, description=sub.description, agent=agent_pb(sub.agent))
+    if a.reasoning is not None:
+        spec.reasoning.effort = a.reasoning.effort
+        if a.reasoning.budget_tokens is not None:
+            spec.reasoning.budget_tokens = a.reasoning.budget_tokens
     if a.max_subagent_depth != DEFAULT_MAX_SUBAGENT_DEPTH:
         spec.max_subagent_depth = a.max_subagent_depth
     if a.limits is not None:
@@ -535,6 +552,8 @@ def _payload(e: Event) -> dict[str, Any]:
             }
         case engine.TEXT_DELTA:
             return {"text_delta": pb.TextDelta(step=d["step"], text=d["text"])}
+        case engine.REASONING_DELTA:
+            return {"reasoning_delta": pb.ReasoningDelta(step=d["step"], text=d["text"])}
         case engine.RUN_DONE:
             return {
                 "run_done": pb.RunDone(

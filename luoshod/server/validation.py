@@ -12,7 +12,7 @@ from jsonschema.exceptions import SchemaError
 
 from luosho.v1 import agent_pb2 as pb
 
-from ..domain import AgentSpec, Message, Role
+from ..domain import REASONING_EFFORTS, AgentSpec, Message, Role
 from ..engine import validator_for
 from ..errors import InvalidArgument, PayloadTooLarge
 from ..store import MAX_PAGE_SIZE
@@ -112,6 +112,21 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
                 reason="INVALID_OUTPUT_SCHEMA",
                 field=f"{field}.output_schema_json",
             ) from None
+    if agent.HasField("reasoning"):  # R84
+        r = agent.reasoning
+        if r.effort and r.effort not in REASONING_EFFORTS:
+            raise InvalidArgument(
+                f"{field}.reasoning.effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                f"got {r.effort!r}",
+                reason="INVALID_REASONING",
+                field=f"{field}.reasoning.effort",
+            )
+        if r.HasField("budget_tokens") and r.budget_tokens < 1:
+            raise InvalidArgument(
+                f"{field}.reasoning.budget_tokens must be >= 1, got {r.budget_tokens}",
+                reason="INVALID_REASONING",
+                field=f"{field}.reasoning.budget_tokens",
+            )
     if agent.HasField("max_steps") and agent.max_steps < 0:
         raise InvalidArgument(
             f"{field}.max_steps must be >= 0, got {agent.max_steps}",
@@ -201,6 +216,19 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
             _check_tool_ref(c.name, f"{where}.tool_calls[{k}].name")
             if c.arguments_json:
                 check_json(c.arguments_json, f"{where}.tool_calls[{k}].arguments_json")
+        for k, b in enumerate(m.reasoning):  # R84: blocks a model returned, sent back as given
+            if m.role != pb.ROLE_ASSISTANT:
+                raise InvalidArgument(
+                    f"{where} has reasoning but is not an assistant message",
+                    reason="INVALID_MESSAGE",
+                    field=where,
+                )
+            if not isinstance(_json_or_none(b.raw_json), dict):
+                raise InvalidArgument(
+                    f"{where}.reasoning[{k}].raw_json must be a JSON object",
+                    reason="INVALID_MESSAGE",
+                    field=f"{where}.reasoning[{k}].raw_json",
+                )
         msg = convert.message_from_pb(m)
         if msg.role is Role.TOOL:
             if not m.tool_call_id:
@@ -212,6 +240,13 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
             check_json(m.content, f"{where}.content")
         out.append(msg)
     return out
+
+
+def _json_or_none(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _check_tool_ref(value: str, field: str) -> None:

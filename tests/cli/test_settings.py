@@ -242,7 +242,7 @@ def test_a_bad_value_under_an_old_variable_names_that_variable(
             {},
             {},
             '[providers.x]\nkind = "openia"',
-            "providers.x.kind: must be one of openai, anthropic (file ",
+            "providers.x.kind: must be one of openai, openai_responses, anthropic (file ",
         ),
         ({}, {}, 'config = "other.toml"', "config: not a key of the file itself"),
         ({}, {}, "history_limit = ", "config: "),

@@ -70,16 +70,17 @@ async def test_r78_cache_and_reasoning_tokens_are_counted_apart_and_priced(
 ) -> None:
     price = {**PRICE, "cached_input_per_mtok": 0.015, "cache_write_per_mtok": 0.3}
     h = await llm_daemon(prices={"test-model": price})
-    reasoning = 30 if fake.kind == "openai" else 0
-    fake.script = [turn("done", usage=(1000, 100), cache=(600, 200), reasoning=reasoning)]
+    reasoning = 0 if fake.kind == "anthropic" else 30  # Anthropic counts none apart
+    write = 0 if fake.kind == "openai_responses" else 200  # the Responses API reports none
+    fake.script = [turn("done", usage=(1000, 100), cache=(600, write), reasoning=reasoning)]
     spec = llm_agent(settings={"max_tokens": 200})
     spec.limits.run.cost_usd = 1.0
     log = await h.run("cached", "hi", spec)
     usage = log.done.usage
     assert (usage.prompt_tokens, usage.completion_tokens) == (1000, 100)
-    assert (usage.cached_input_tokens, usage.cache_write_tokens) == (600, 200)
+    assert (usage.cached_input_tokens, usage.cache_write_tokens) == (600, write)
     assert usage.reasoning_tokens == reasoning
-    want = (200 * 0.15 + 600 * 0.015 + 200 * 0.3 + 100 * 0.6) / 1e6
+    want = ((400 - write) * 0.15 + 600 * 0.015 + write * 0.3 + 100 * 0.6) / 1e6
     assert usage.cost_usd == pytest.approx(want)
     assert (await h.get("cached")).total_usage == usage
 

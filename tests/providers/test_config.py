@@ -101,9 +101,12 @@ def test_an_empty_file_has_no_providers(tmp_path: Path) -> None:
     [
         (
             '[providers.openai]\nkind = "openia"',
-            "providers.openai.kind: must be one of openai, anthropic",
+            "providers.openai.kind: must be one of openai, openai_responses, anthropic",
         ),
-        ("[providers.openai]", "providers.openai.kind: must be one of openai, anthropic"),
+        (
+            "[providers.openai]",
+            "providers.openai.kind: must be one of openai, openai_responses, anthropic",
+        ),
         (
             '[providers.x]\nkind = "openai"\nbase_url = "ftp://x"',
             "providers.x.base_url: must be an http:// or https:// URL",

@@ -173,7 +173,7 @@ def test_a_bad_config_file_stops_the_daemon_naming_the_key(tmp_path: Path) -> No
     config.write_text('[providers.openai]\nkind = "openia"\n')
     out = serve("--config", str(config))
     assert out.returncode == 2
-    assert "providers.openai.kind: must be one of openai, anthropic" in out.stderr
+    assert "providers.openai.kind: must be one of openai, openai_responses, anthropic" in out.stderr
 
 
 def test_a_missing_key_variable_stops_the_daemon(tmp_path: Path) -> None:

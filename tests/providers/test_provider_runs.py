@@ -20,6 +20,12 @@ def tool_results(body: dict, kind: str) -> list[tuple[str, str]]:
     """(call id, content) of every tool result in a request body, in order."""
     if kind == "openai":
         return [(m["tool_call_id"], m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    if kind == "openai_responses":
+        return [
+            (i["call_id"], i["output"])
+            for i in body["input"]
+            if i.get("type") == "function_call_output"
+        ]
     return [
         (b["tool_use_id"], b["content"])
         for m in body["messages"]
@@ -67,6 +73,10 @@ async def test_multi_step_tool_calling_run(fake: FakeServer, llm: Harness) -> No
         assert last["system"] == "You add numbers with the tools."
         assert all(m["role"] != "system" for m in last["messages"])
         assert last["tools"][0]["input_schema"]["properties"]["a"] == {"type": "number"}
+    elif fake.kind == "openai_responses":
+        assert last["instructions"] == "You add numbers with the tools."
+        assert last["store"] is False and all(i.get("role") != "system" for i in last["input"])
+        assert last["tools"][0]["parameters"]["properties"]["a"] == {"type": "number"}
     else:
         assert last["messages"][0] == {
             "role": "system",
@@ -244,16 +254,21 @@ async def test_model_settings_are_passed_through(fake: FakeServer, llm: Harness)
         "stop": ["END"],
         "extra_body": {"seed_hint": 5},
     }
+    responses = fake.kind == "openai_responses"
+    if responses:  # the Responses API has no stop sequences
+        del settings["stop"]
     log = await llm.run("settings", "hi", llm_agent(settings=settings))
     assert log.error is None, log.error
     body = fake.requests[0].body
-    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed_hint"]) == (
+    limit = body["max_output_tokens" if responses else "max_tokens"]
+    assert (body["temperature"], body["top_p"], limit, body["seed_hint"]) == (
         0.2,
         0.9,
         77,
         5,
     )
-    assert body["stop_sequences" if fake.kind == "anthropic" else "stop"] == ["END"]
+    if not responses:
+        assert body["stop_sequences" if fake.kind == "anthropic" else "stop"] == ["END"]
     assert body["model"] == MODEL
 
 

@@ -38,6 +38,10 @@ def asked_natively(kind: str, body: dict[str, Any]) -> None:
             "type": "json_schema",
             "json_schema": {"name": "output", "schema": SCHEMA, "strict": False},
         }
+    elif kind == "openai_responses":
+        assert body["text"] == {
+            "format": {"type": "json_schema", "name": "output", "schema": SCHEMA, "strict": False}
+        }
     else:
         assert body["tool_choice"] == {"type": "tool", "name": "final_answer"}
         assert [t["name"] for t in body["tools"]] == ["final_answer"]
@@ -59,7 +63,7 @@ async def test_r83_native_structured_output_validated_with_a_repair_turn(
     assert len(fake.requests) == 2
     for seen in fake.requests:
         asked_natively(fake.kind, seen.body)
-    last_user = fake.requests[1].body["messages"][-1]
+    last_user = fake.requests[1].body.get("messages", fake.requests[1].body.get("input"))[-1]
     content = last_user["content"]
     text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
     assert last_user["role"] == "user" and text.startswith(REPAIR_PREFIX)
@@ -69,11 +73,10 @@ async def test_r83_native_structured_output_validated_with_a_repair_turn(
 async def test_r83_a_setting_given_explicitly_is_left_as_given(
     fake: FakeServer, llm: Harness
 ) -> None:
-    setting = (
-        {"response_format": {"type": "json_object"}}
-        if fake.kind == "openai"
-        else {"tool_choice": {"type": "auto"}}
-    )
+    setting = {
+        "openai": {"response_format": {"type": "json_object"}},
+        "openai_responses": {"text": {"format": {"type": "json_object"}}},
+    }.get(fake.kind, {"tool_choice": {"type": "auto"}})
     fake.script = [answer(fake.kind, {"city": "Oslo", "population": 1})]
     spec = llm_agent({}, settings=setting, output_schema_json=json.dumps(SCHEMA))
     log = await llm.run("explicit", "where?", spec)
@@ -99,6 +102,9 @@ async def test_r83_an_agent_with_tools_keeps_them_usable_before_its_answer(
         if fake.kind == "openai":
             assert body["response_format"]["json_schema"]["schema"] == SCHEMA
             assert [t["function"]["name"] for t in body["tools"]] == ["add"]
+        elif fake.kind == "openai_responses":
+            assert body["text"]["format"]["schema"] == SCHEMA
+            assert [t["name"] for t in body["tools"]] == ["add"]
         else:  # any tool, the answer being one of them
             assert body["tool_choice"] == {"type": "any"}
             assert [t["name"] for t in body["tools"]] == ["add", "final_answer"]

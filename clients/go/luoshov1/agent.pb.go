@@ -181,6 +181,8 @@ const (
 	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
+	// AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84).
+	ErrorReason_ERROR_REASON_INVALID_REASONING ErrorReason = 160
 )
 
 // Enum value maps for ErrorReason.
@@ -280,6 +282,7 @@ var (
 		155: "ERROR_REASON_ANSWER_REQUIRED",
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
+		160: "ERROR_REASON_INVALID_REASONING",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -376,6 +379,7 @@ var (
 		"ERROR_REASON_ANSWER_REQUIRED":               155,
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
+		"ERROR_REASON_INVALID_REASONING":             160,
 	}
 )
 
@@ -1322,8 +1326,11 @@ type AgentSpec struct {
 	// JSON valid against. The provider's native structured output is used where there is one;
 	// an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
 	OutputSchemaJson string `protobuf:"bytes,65,opt,name=output_schema_json,json=outputSchemaJson,proto3" json:"output_schema_json,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// R84: how much the model reasons before it answers, mapped to each provider. Unset:
+	// the provider's default.
+	Reasoning     *Reasoning `protobuf:"bytes,70,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -1461,6 +1468,68 @@ func (x *AgentSpec) GetOutputSchemaJson() string {
 	return ""
 }
 
+func (x *AgentSpec) GetReasoning() *Reasoning {
+	if x != nil {
+		return x.Reasoning
+	}
+	return nil
+}
+
+// R84: an effort ("minimal", "low", "medium", "high"), a token budget, or both; each
+// provider takes the one its API has (Anthropic a budget, OpenAI an effort) and derives it
+// from the other when only that one is given.
+type Reasoning struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Effort        string                 `protobuf:"bytes,1,opt,name=effort,proto3" json:"effort,omitempty"`
+	BudgetTokens  *int64                 `protobuf:"varint,2,opt,name=budget_tokens,json=budgetTokens,proto3,oneof" json:"budget_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reasoning) Reset() {
+	*x = Reasoning{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reasoning) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reasoning) ProtoMessage() {}
+
+func (x *Reasoning) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reasoning.ProtoReflect.Descriptor instead.
+func (*Reasoning) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Reasoning) GetEffort() string {
+	if x != nil {
+		return x.Effort
+	}
+	return ""
+}
+
+func (x *Reasoning) GetBudgetTokens() int64 {
+	if x != nil && x.BudgetTokens != nil {
+		return *x.BudgetTokens
+	}
+	return 0
+}
+
 // Limits of an agent: per run and over the session's whole life.
 type Limits struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1477,7 +1546,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1558,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1571,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Limits) GetRun() *Budget {
@@ -1543,7 +1612,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1555,7 +1624,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1568,7 +1637,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Budget) GetInputTokens() int64 {
@@ -1628,7 +1697,7 @@ type SubAgent struct {
 
 func (x *SubAgent) Reset() {
 	*x = SubAgent{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1709,7 @@ func (x *SubAgent) String() string {
 func (*SubAgent) ProtoMessage() {}
 
 func (x *SubAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1722,7 @@ func (x *SubAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgent.ProtoReflect.Descriptor instead.
 func (*SubAgent) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubAgent) GetName() string {
@@ -1693,7 +1762,7 @@ type SubAgentTag struct {
 
 func (x *SubAgentTag) Reset() {
 	*x = SubAgentTag{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1774,7 @@ func (x *SubAgentTag) String() string {
 func (*SubAgentTag) ProtoMessage() {}
 
 func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1787,7 @@ func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentTag.ProtoReflect.Descriptor instead.
 func (*SubAgentTag) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubAgentTag) GetName() string {
@@ -1770,7 +1839,7 @@ type McpServerUse struct {
 
 func (x *McpServerUse) Reset() {
 	*x = McpServerUse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1851,7 @@ func (x *McpServerUse) String() string {
 func (*McpServerUse) ProtoMessage() {}
 
 func (x *McpServerUse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1864,7 @@ func (x *McpServerUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerUse.ProtoReflect.Descriptor instead.
 func (*McpServerUse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *McpServerUse) GetName() string {
@@ -1848,7 +1917,7 @@ type McpRetryPolicy struct {
 
 func (x *McpRetryPolicy) Reset() {
 	*x = McpRetryPolicy{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +1929,7 @@ func (x *McpRetryPolicy) String() string {
 func (*McpRetryPolicy) ProtoMessage() {}
 
 func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +1942,7 @@ func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpRetryPolicy.ProtoReflect.Descriptor instead.
 func (*McpRetryPolicy) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *McpRetryPolicy) GetAttempts() int32 {
@@ -1910,7 +1979,7 @@ type McpToolOverride struct {
 
 func (x *McpToolOverride) Reset() {
 	*x = McpToolOverride{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +1991,7 @@ func (x *McpToolOverride) String() string {
 func (*McpToolOverride) ProtoMessage() {}
 
 func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2004,7 @@ func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpToolOverride.ProtoReflect.Descriptor instead.
 func (*McpToolOverride) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *McpToolOverride) GetTool() string {
@@ -1978,7 +2047,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2059,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2072,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCall) GetId() string {
@@ -2040,15 +2109,18 @@ type Message struct {
 	IsError    bool   `protobuf:"varint,6,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
 	// Assistant messages: the model that produced the turn ("provider:model") and what the
 	// call cost. Unset on messages saved before they were recorded.
-	Model         string `protobuf:"bytes,7,opt,name=model,proto3" json:"model,omitempty"`
-	Usage         *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	Model string `protobuf:"bytes,7,opt,name=model,proto3" json:"model,omitempty"`
+	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Assistant messages (R84): the reasoning the model returned with this turn, each block
+	// exactly as its provider sent it, sent back with the turn when the run continues.
+	Reasoning     []*ReasoningBlock `protobuf:"bytes,10,rep,name=reasoning,proto3" json:"reasoning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2132,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2145,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Message) GetRole() Role {
@@ -2132,6 +2204,78 @@ func (x *Message) GetUsage() *Usage {
 	return nil
 }
 
+func (x *Message) GetReasoning() []*ReasoningBlock {
+	if x != nil {
+		return x.Reasoning
+	}
+	return nil
+}
+
+// One block of a model's reasoning (R84).
+type ReasoningBlock struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The provider kind whose API made it ("anthropic", "openai_responses"): the block goes
+	// back only to a model of that kind.
+	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The block as the provider sent it (JSON), signature or encrypted content included.
+	RawJson string `protobuf:"bytes,2,opt,name=raw_json,json=rawJson,proto3" json:"raw_json,omitempty"`
+	// The readable part, if any (thinking text, a reasoning summary); "" when redacted.
+	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningBlock) Reset() {
+	*x = ReasoningBlock{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningBlock) ProtoMessage() {}
+
+func (x *ReasoningBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningBlock.ProtoReflect.Descriptor instead.
+func (*ReasoningBlock) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ReasoningBlock) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ReasoningBlock) GetRawJson() string {
+	if x != nil {
+		return x.RawJson
+	}
+	return ""
+}
+
+func (x *ReasoningBlock) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Input tokens, cached ones included.
@@ -2153,7 +2297,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2309,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2322,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -2255,7 +2399,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2411,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2424,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolCallRecord) GetCall() *ToolCall {
@@ -2333,7 +2477,7 @@ type AgentFingerprint struct {
 
 func (x *AgentFingerprint) Reset() {
 	*x = AgentFingerprint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2489,7 @@ func (x *AgentFingerprint) String() string {
 func (*AgentFingerprint) ProtoMessage() {}
 
 func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2502,7 @@ func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFingerprint.ProtoReflect.Descriptor instead.
 func (*AgentFingerprint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AgentFingerprint) GetHash() string {
@@ -2448,7 +2592,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2604,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2617,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Checkpoint) GetSessionId() string {
@@ -2673,7 +2817,7 @@ type SubAgentState struct {
 
 func (x *SubAgentState) Reset() {
 	*x = SubAgentState{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2829,7 @@ func (x *SubAgentState) String() string {
 func (*SubAgentState) ProtoMessage() {}
 
 func (x *SubAgentState) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2842,7 @@ func (x *SubAgentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentState.ProtoReflect.Descriptor instead.
 func (*SubAgentState) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubAgentState) GetCallId() string {
@@ -2792,7 +2936,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2804,7 +2948,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2817,7 +2961,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -2924,7 +3068,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2936,7 +3080,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2949,7 +3093,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -3041,7 +3185,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3197,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3210,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -3164,6 +3308,7 @@ type Event struct {
 	//	*Event_ToolReconcile
 	//	*Event_ProviderRetry
 	//	*Event_ProviderFallback
+	//	*Event_ReasoningDelta
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -3173,7 +3318,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3185,7 +3330,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3198,7 +3343,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Event) GetSessionId() string {
@@ -3403,6 +3548,15 @@ func (x *Event) GetProviderFallback() *ProviderFallback {
 	return nil
 }
 
+func (x *Event) GetReasoningDelta() *ReasoningDelta {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ReasoningDelta); ok {
+			return x.ReasoningDelta
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -3482,6 +3636,10 @@ type Event_ProviderFallback struct {
 	ProviderFallback *ProviderFallback `protobuf:"bytes,37,opt,name=provider_fallback,json=providerFallback,proto3,oneof"`
 }
 
+type Event_ReasoningDelta struct {
+	ReasoningDelta *ReasoningDelta `protobuf:"bytes,38,opt,name=reasoning_delta,json=reasoningDelta,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -3516,6 +3674,8 @@ func (*Event_ProviderRetry) isEvent_Payload() {}
 
 func (*Event_ProviderFallback) isEvent_Payload() {}
 
+func (*Event_ReasoningDelta) isEvent_Payload() {}
+
 // type "run.start"
 type RunStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3530,7 +3690,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3542,7 +3702,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3555,7 +3715,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -3611,7 +3771,7 @@ type ApprovalResolved struct {
 
 func (x *ApprovalResolved) Reset() {
 	*x = ApprovalResolved{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3623,7 +3783,7 @@ func (x *ApprovalResolved) String() string {
 func (*ApprovalResolved) ProtoMessage() {}
 
 func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3636,7 +3796,7 @@ func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalResolved.ProtoReflect.Descriptor instead.
 func (*ApprovalResolved) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApprovalResolved) GetApprovalId() string {
@@ -3705,7 +3865,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3717,7 +3877,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3730,7 +3890,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -3752,7 +3912,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3764,7 +3924,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3777,7 +3937,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -3828,7 +3988,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3840,7 +4000,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3853,7 +4013,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -3919,7 +4079,7 @@ type ToolReconcile struct {
 
 func (x *ToolReconcile) Reset() {
 	*x = ToolReconcile{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3931,7 +4091,7 @@ func (x *ToolReconcile) String() string {
 func (*ToolReconcile) ProtoMessage() {}
 
 func (x *ToolReconcile) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3944,7 +4104,7 @@ func (x *ToolReconcile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolReconcile.ProtoReflect.Descriptor instead.
 func (*ToolReconcile) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ToolReconcile) GetStep() int32 {
@@ -3992,7 +4152,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4004,7 +4164,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4017,7 +4177,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -4080,7 +4240,7 @@ type ProviderRetry struct {
 
 func (x *ProviderRetry) Reset() {
 	*x = ProviderRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4092,7 +4252,7 @@ func (x *ProviderRetry) String() string {
 func (*ProviderRetry) ProtoMessage() {}
 
 func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4105,7 +4265,7 @@ func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderRetry.ProtoReflect.Descriptor instead.
 func (*ProviderRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ProviderRetry) GetStep() int32 {
@@ -4163,7 +4323,7 @@ type ProviderFallback struct {
 
 func (x *ProviderFallback) Reset() {
 	*x = ProviderFallback{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4175,7 +4335,7 @@ func (x *ProviderFallback) String() string {
 func (*ProviderFallback) ProtoMessage() {}
 
 func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4188,7 +4348,7 @@ func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderFallback.ProtoReflect.Descriptor instead.
 func (*ProviderFallback) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ProviderFallback) GetStep() int32 {
@@ -4247,7 +4407,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4259,7 +4419,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4272,7 +4432,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -4320,7 +4480,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +4492,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +4505,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -4368,7 +4528,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4380,7 +4540,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4393,7 +4553,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -4404,6 +4564,61 @@ func (x *TextDelta) GetStep() int32 {
 }
 
 func (x *TextDelta) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// type "reasoning.delta" (R84): a piece of the model's reasoning as it streams (models
+// whose settings ask for "stream": true). Progress only: the turn's reasoning blocks are
+// on its message, and reasoning is never sent back as text.
+type ReasoningDelta struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningDelta) Reset() {
+	*x = ReasoningDelta{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningDelta) ProtoMessage() {}
+
+func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
+func (*ReasoningDelta) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ReasoningDelta) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ReasoningDelta) GetText() string {
 	if x != nil {
 		return x.Text
 	}
@@ -4430,7 +4645,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4442,7 +4657,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4455,7 +4670,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -4518,7 +4733,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4530,7 +4745,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4543,7 +4758,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -4579,7 +4794,7 @@ type BudgetExceeded struct {
 
 func (x *BudgetExceeded) Reset() {
 	*x = BudgetExceeded{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4591,7 +4806,7 @@ func (x *BudgetExceeded) String() string {
 func (*BudgetExceeded) ProtoMessage() {}
 
 func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4604,7 +4819,7 @@ func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetExceeded.ProtoReflect.Descriptor instead.
 func (*BudgetExceeded) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BudgetExceeded) GetScope() string {
@@ -4679,7 +4894,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4691,7 +4906,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4704,7 +4919,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -4801,7 +5016,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4813,7 +5028,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4826,7 +5041,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -4900,7 +5115,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4912,7 +5127,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4925,7 +5140,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -4975,7 +5190,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4987,7 +5202,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5000,7 +5215,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -5027,7 +5242,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5039,7 +5254,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5052,7 +5267,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -5080,7 +5295,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5092,7 +5307,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5105,7 +5320,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -5124,7 +5339,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5136,7 +5351,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5149,7 +5364,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -5172,7 +5387,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5184,7 +5399,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5197,7 +5412,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -5230,7 +5445,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5242,7 +5457,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5255,7 +5470,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -5285,7 +5500,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5297,7 +5512,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5310,7 +5525,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -5360,7 +5575,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5372,7 +5587,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5385,7 +5600,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -5411,7 +5626,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5423,7 +5638,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5436,7 +5651,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -5456,7 +5671,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5468,7 +5683,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5481,7 +5696,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -5500,7 +5715,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5512,7 +5727,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5525,7 +5740,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -5555,7 +5770,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5567,7 +5782,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5580,7 +5795,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -5633,7 +5848,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5645,7 +5860,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5658,7 +5873,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -5728,7 +5943,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5740,7 +5955,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5753,7 +5968,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -5817,7 +6032,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5829,7 +6044,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5842,7 +6057,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -5876,7 +6091,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5888,7 +6103,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5901,7 +6116,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -5928,7 +6143,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5940,7 +6155,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5953,7 +6168,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -5991,7 +6206,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6003,7 +6218,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6016,7 +6231,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -6084,7 +6299,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6096,7 +6311,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6109,7 +6324,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -6131,7 +6346,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6143,7 +6358,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6156,7 +6371,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -6190,7 +6405,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6202,7 +6417,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6215,7 +6430,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -6246,7 +6461,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6258,7 +6473,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6271,7 +6486,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -6312,7 +6527,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6324,7 +6539,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6337,7 +6552,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -6372,7 +6587,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6384,7 +6599,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6397,7 +6612,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -6446,7 +6661,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6458,7 +6673,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6471,7 +6686,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -6508,7 +6723,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6520,7 +6735,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6533,7 +6748,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -6575,7 +6790,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6587,7 +6802,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6600,7 +6815,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -6634,7 +6849,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6646,7 +6861,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6659,7 +6874,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -6693,7 +6908,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6705,7 +6920,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6718,7 +6933,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -6774,7 +6989,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6786,7 +7001,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6799,7 +7014,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -6863,7 +7078,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6875,7 +7090,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6888,7 +7103,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -6937,7 +7152,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6949,7 +7164,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6962,7 +7177,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -7034,7 +7249,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7046,7 +7261,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7059,7 +7274,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -7103,7 +7318,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7115,7 +7330,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7128,7 +7343,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -7161,7 +7376,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7173,7 +7388,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7186,7 +7401,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -7207,7 +7422,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7219,7 +7434,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7232,7 +7447,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -7252,7 +7467,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7264,7 +7479,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7277,7 +7492,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -7303,7 +7518,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[75]
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7315,7 +7530,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[75]
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7328,7 +7543,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *McpServer) GetName() string {
@@ -7388,7 +7603,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[76]
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7400,7 +7615,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[76]
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7413,7 +7628,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *McpTool) GetName() string {
@@ -7463,7 +7678,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
 	"\treconcile\x18\x05 \x01(\bR\treconcile\x12\x1a\n" +
 	"\bquestion\x18\n" +
-	" \x01(\bR\bquestion\"\x9f\x06\n" +
+	" \x01(\bR\bquestion\"\xd3\x06\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7480,13 +7695,18 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01\x12)\n" +
 	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12'\n" +
 	"\x0ffallback_models\x18< \x03(\tR\x0efallbackModels\x12,\n" +
-	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJsonB\f\n" +
+	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJson\x122\n" +
+	"\treasoning\x18F \x01(\v2\x14.luosho.v1.ReasoningR\treasoningB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
 	"\x10_tool_timeout_msB\x16\n" +
 	"\x14_approval_timeout_msB\x15\n" +
-	"\x13_max_subagent_depth\"\x86\x01\n" +
+	"\x13_max_subagent_depth\"_\n" +
+	"\tReasoning\x12\x16\n" +
+	"\x06effort\x18\x01 \x01(\tR\x06effort\x12(\n" +
+	"\rbudget_tokens\x18\x02 \x01(\x03H\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
+	"\x0e_budget_tokens\"\x86\x01\n" +
 	"\x06Limits\x12#\n" +
 	"\x03run\x18\x01 \x01(\v2\x11.luosho.v1.BudgetR\x03run\x12+\n" +
 	"\asession\x18\x02 \x01(\v2\x11.luosho.v1.BudgetR\asession\x12*\n" +
@@ -7538,7 +7758,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12%\n" +
-	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\x94\x02\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\xcd\x02\n" +
 	"\aMessage\x12#\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x0f.luosho.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x122\n" +
@@ -7549,7 +7769,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12\x19\n" +
 	"\bis_error\x18\x06 \x01(\bR\aisError\x12\x14\n" +
 	"\x05model\x18\a \x01(\tR\x05model\x12&\n" +
-	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xc1\x02\n" +
+	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x127\n" +
+	"\treasoning\x18\n" +
+	" \x03(\v2\x19.luosho.v1.ReasoningBlockR\treasoning\"[\n" +
+	"\x0eReasoningBlock\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
+	"\braw_json\x18\x02 \x01(\tR\arawJson\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xc1\x02\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12!\n" +
@@ -7673,7 +7899,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\x84\n" +
+	"totalUsage\"\xca\n" +
 	"\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
@@ -7706,7 +7932,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0fbudget_exceeded\x18! \x01(\v2\x19.luosho.v1.BudgetExceededH\x00R\x0ebudgetExceeded\x12A\n" +
 	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x12A\n" +
 	"\x0eprovider_retry\x18$ \x01(\v2\x18.luosho.v1.ProviderRetryH\x00R\rproviderRetry\x12J\n" +
-	"\x11provider_fallback\x18% \x01(\v2\x1b.luosho.v1.ProviderFallbackH\x00R\x10providerFallback\x122\n" +
+	"\x11provider_fallback\x18% \x01(\v2\x1b.luosho.v1.ProviderFallbackH\x00R\x10providerFallback\x12D\n" +
+	"\x0freasoning_delta\x18& \x01(\v2\x19.luosho.v1.ReasoningDeltaH\x00R\x0ereasoningDelta\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -7786,6 +8013,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\bStepDone\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\"3\n" +
 	"\tTextDelta\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"8\n" +
+	"\x0eReasoningDelta\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\"\xfe\x01\n" +
 	"\n" +
@@ -8062,7 +8292,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\x9b\x1b\n" +
+	"\x11_destructive_hint*\xc0\x1b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -8158,7 +8388,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
 	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
-	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
+	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01\x12#\n" +
+	"\x1eERROR_REASON_INVALID_REASONING\x10\xa0\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -8264,7 +8495,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -8283,252 +8514,258 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(McpServerState)(0),              // 14: luosho.v1.McpServerState
 	(*ToolSpec)(nil),                 // 15: luosho.v1.ToolSpec
 	(*AgentSpec)(nil),                // 16: luosho.v1.AgentSpec
-	(*Limits)(nil),                   // 17: luosho.v1.Limits
-	(*Budget)(nil),                   // 18: luosho.v1.Budget
-	(*SubAgent)(nil),                 // 19: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 20: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 21: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 22: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 23: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 24: luosho.v1.ToolCall
-	(*Message)(nil),                  // 25: luosho.v1.Message
-	(*Usage)(nil),                    // 26: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 27: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 28: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 29: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 30: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 31: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 32: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 33: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 34: luosho.v1.Event
-	(*RunStart)(nil),                 // 35: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 36: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 37: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 38: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 39: luosho.v1.ToolCallRequested
-	(*ToolReconcile)(nil),            // 40: luosho.v1.ToolReconcile
-	(*ToolRetry)(nil),                // 41: luosho.v1.ToolRetry
-	(*ProviderRetry)(nil),            // 42: luosho.v1.ProviderRetry
-	(*ProviderFallback)(nil),         // 43: luosho.v1.ProviderFallback
-	(*ToolResult)(nil),               // 44: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 45: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 46: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 47: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 48: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 49: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 50: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 51: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 52: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 53: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 54: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 55: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 56: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 57: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 58: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 59: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 60: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 61: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 62: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 63: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 64: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 65: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 66: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 67: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 68: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 69: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 70: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 71: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 72: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 73: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 74: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 75: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 76: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 77: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 78: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 79: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 80: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 81: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 82: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 83: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 84: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 85: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 86: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 87: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 88: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 89: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 90: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 91: luosho.v1.McpTool
-	nil,                              // 92: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 93: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 94: luosho.v1.GetSessionResponse.UsageByModelEntry
-	nil,                              // 95: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 96: google.protobuf.Timestamp
+	(*Reasoning)(nil),                // 17: luosho.v1.Reasoning
+	(*Limits)(nil),                   // 18: luosho.v1.Limits
+	(*Budget)(nil),                   // 19: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 20: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 21: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 22: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 23: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 24: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 25: luosho.v1.ToolCall
+	(*Message)(nil),                  // 26: luosho.v1.Message
+	(*ReasoningBlock)(nil),           // 27: luosho.v1.ReasoningBlock
+	(*Usage)(nil),                    // 28: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 29: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 30: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 31: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 32: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 33: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 34: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 35: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 36: luosho.v1.Event
+	(*RunStart)(nil),                 // 37: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 38: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 39: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 40: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 41: luosho.v1.ToolCallRequested
+	(*ToolReconcile)(nil),            // 42: luosho.v1.ToolReconcile
+	(*ToolRetry)(nil),                // 43: luosho.v1.ToolRetry
+	(*ProviderRetry)(nil),            // 44: luosho.v1.ProviderRetry
+	(*ProviderFallback)(nil),         // 45: luosho.v1.ProviderFallback
+	(*ToolResult)(nil),               // 46: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 47: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 48: luosho.v1.TextDelta
+	(*ReasoningDelta)(nil),           // 49: luosho.v1.ReasoningDelta
+	(*AgentDrift)(nil),               // 50: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 51: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 52: luosho.v1.BudgetExceeded
+	(*RunDone)(nil),                  // 53: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 54: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 55: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 56: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 57: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 58: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 59: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 60: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 61: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 62: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 63: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 64: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 65: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 66: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 67: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 68: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 69: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 70: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 71: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 72: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 73: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 74: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 75: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 76: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 77: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 78: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 79: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 80: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 81: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 82: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 83: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 84: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 85: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 86: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 87: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 88: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 89: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 90: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 91: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 92: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 93: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 94: luosho.v1.McpTool
+	nil,                              // 95: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 96: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 97: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 98: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 99: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	15,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	21,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	19,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	17,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
-	18,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
-	18,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
-	16,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	22,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	23,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
-	5,   // 10: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
-	6,   // 11: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	22,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
-	1,   // 13: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	24,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	26,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
-	24,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	92,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	25,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	26,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	28,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	27,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	96,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	16,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	26,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	47,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	26,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	30,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	25,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	93,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
-	30,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	96,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	96,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
-	25,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	26,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	28,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	24,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	28,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	96,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	96,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	7,   // 43: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	96,  // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 45: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	29,  // 46: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	26,  // 47: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	26,  // 48: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
-	3,   // 49: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 50: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	96,  // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	26,  // 53: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	96,  // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	35,  // 55: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	37,  // 56: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	38,  // 57: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	39,  // 58: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	44,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	45,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	50,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	47,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	46,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	48,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	41,  // 65: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	53,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	36,  // 67: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	49,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	40,  // 69: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	42,  // 70: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	43,  // 71: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	20,  // 72: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	8,   // 73: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	28,  // 74: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	25,  // 75: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	26,  // 76: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	24,  // 77: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	10,  // 78: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	9,   // 79: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	24,  // 80: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	31,  // 81: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	26,  // 82: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 83: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 84: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 85: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	25,  // 86: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	16,  // 87: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	11,  // 88: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	25,  // 89: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	11,  // 90: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	96,  // 91: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	34,  // 92: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	16,  // 93: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 94: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 95: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	12,  // 96: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	29,  // 97: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	52,  // 98: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	65,  // 99: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	94,  // 100: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	95,  // 101: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	96,  // 102: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	96,  // 103: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 104: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	33,  // 105: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	16,  // 106: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 107: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	31,  // 108: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	32,  // 109: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	25,  // 110: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	77,  // 111: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	76,  // 112: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	29,  // 113: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	82,  // 114: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	26,  // 115: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	81,  // 116: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	83,  // 117: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 118: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 119: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	81,  // 120: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	81,  // 121: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	84,  // 122: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	34,  // 123: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	90,  // 124: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	13,  // 125: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	14,  // 126: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	91,  // 127: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	26,  // 128: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	51,  // 129: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	57,  // 130: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	59,  // 131: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	61,  // 132: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	63,  // 133: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	66,  // 134: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	68,  // 135: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	70,  // 136: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	72,  // 137: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	74,  // 138: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	78,  // 139: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	80,  // 140: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	86,  // 141: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	88,  // 142: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	54,  // 143: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	56,  // 144: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	58,  // 145: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	60,  // 146: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	62,  // 147: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	64,  // 148: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	67,  // 149: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	69,  // 150: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	71,  // 151: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	73,  // 152: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	75,  // 153: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	79,  // 154: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	85,  // 155: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	87,  // 156: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	89,  // 157: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	55,  // 158: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	144, // [144:159] is the sub-list for method output_type
-	129, // [129:144] is the sub-list for method input_type
-	129, // [129:129] is the sub-list for extension type_name
-	129, // [129:129] is the sub-list for extension extendee
-	0,   // [0:129] is the sub-list for field type_name
+	22,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	20,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	18,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	17,  // 5: luosho.v1.AgentSpec.reasoning:type_name -> luosho.v1.Reasoning
+	19,  // 6: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	19,  // 7: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	16,  // 8: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	23,  // 9: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	24,  // 10: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	5,   // 11: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	6,   // 12: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	23,  // 13: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	1,   // 14: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	25,  // 15: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	28,  // 16: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	27,  // 17: luosho.v1.Message.reasoning:type_name -> luosho.v1.ReasoningBlock
+	25,  // 18: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	95,  // 19: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	26,  // 20: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	28,  // 21: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	3,   // 22: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 23: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	30,  // 24: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	29,  // 25: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	99,  // 26: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	16,  // 27: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	28,  // 28: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	50,  // 29: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	28,  // 30: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	32,  // 31: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	26,  // 32: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	96,  // 33: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	32,  // 34: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	99,  // 35: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	99,  // 36: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	26,  // 37: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	28,  // 38: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	30,  // 39: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	25,  // 40: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	25,  // 41: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	30,  // 42: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	99,  // 43: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	99,  // 44: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	7,   // 45: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
+	99,  // 46: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 47: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	31,  // 48: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	28,  // 49: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	28,  // 50: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 51: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 52: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	99,  // 53: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	50,  // 54: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	28,  // 55: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	99,  // 56: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	37,  // 57: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	39,  // 58: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	40,  // 59: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	41,  // 60: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	46,  // 61: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	47,  // 62: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	53,  // 63: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	50,  // 64: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	48,  // 65: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	51,  // 66: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	43,  // 67: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	56,  // 68: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	38,  // 69: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	52,  // 70: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	42,  // 71: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	44,  // 72: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	45,  // 73: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	49,  // 74: luosho.v1.Event.reasoning_delta:type_name -> luosho.v1.ReasoningDelta
+	21,  // 75: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	8,   // 76: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	30,  // 77: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	26,  // 78: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	28,  // 79: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	25,  // 80: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	10,  // 81: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	9,   // 82: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	25,  // 83: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	33,  // 84: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	28,  // 85: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 86: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 87: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	28,  // 88: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	26,  // 89: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	16,  // 90: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	11,  // 91: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	26,  // 92: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	11,  // 93: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	99,  // 94: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	36,  // 95: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	16,  // 96: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	36,  // 97: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 98: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	12,  // 99: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	31,  // 100: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	55,  // 101: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	68,  // 102: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	97,  // 103: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	98,  // 104: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	99,  // 105: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	99,  // 106: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 107: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	35,  // 108: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	16,  // 109: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	36,  // 110: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	33,  // 111: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	34,  // 112: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	26,  // 113: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	80,  // 114: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	79,  // 115: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	31,  // 116: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	85,  // 117: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	28,  // 118: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	84,  // 119: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	86,  // 120: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 121: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 122: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	84,  // 123: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	84,  // 124: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	87,  // 125: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	36,  // 126: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	93,  // 127: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	13,  // 128: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	14,  // 129: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	94,  // 130: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	28,  // 131: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	54,  // 132: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	60,  // 133: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	62,  // 134: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	64,  // 135: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	66,  // 136: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	69,  // 137: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	71,  // 138: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	73,  // 139: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	75,  // 140: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	77,  // 141: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	81,  // 142: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	83,  // 143: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	89,  // 144: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	91,  // 145: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	57,  // 146: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	59,  // 147: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	61,  // 148: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	63,  // 149: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	65,  // 150: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	67,  // 151: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	70,  // 152: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	72,  // 153: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	74,  // 154: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	76,  // 155: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	78,  // 156: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	82,  // 157: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	88,  // 158: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	90,  // 159: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	92,  // 160: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	58,  // 161: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	147, // [147:162] is the sub-list for method output_type
+	132, // [132:147] is the sub-list for method input_type
+	132, // [132:132] is the sub-list for extension type_name
+	132, // [132:132] is the sub-list for extension extendee
+	0,   // [0:132] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8537,11 +8774,12 @@ func file_luosho_v1_agent_proto_init() {
 		return
 	}
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[3].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[8].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[12].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[19].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[7].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[14].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[21].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -8559,20 +8797,21 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ToolReconcile)(nil),
 		(*Event_ProviderRetry)(nil),
 		(*Event_ProviderFallback)(nil),
+		(*Event_ReasoningDelta)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[36].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[52].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[67].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[39].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[64].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[76].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[73].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[79].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      15,
-			NumMessages:   81,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

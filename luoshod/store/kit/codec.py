@@ -64,6 +64,13 @@ reasoning tokens) and, when ``k`` > 0, the cost as an 8-byte big-endian double. 
 :func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
 keeps reading the JSON headers it held before (rows of both forms may sit side by
 side). PostgreSQL keeps the JSON, in a ``json`` column an operator can query.
+
+**Reasoning (format 6).** An assistant turn keeps the reasoning blocks its model sent
+(``Message.reasoning``, R84). A record of format 6 whose ``is_error`` byte has bit 2
+(``0x04``) set carries them last: a varint count, then per block three length-prefixed
+strings (the provider kind, the block's JSON as received, its readable text). The
+block's JSON is copied as UTF-8, as it is, so a signature or an encrypted item goes back
+to the provider byte for byte.
 """
 
 from __future__ import annotations
@@ -82,6 +89,7 @@ from ...domain import (
     FinishReason,
     HistoryEntry,
     Message,
+    ReasoningBlock,
     Role,
     SessionSummary,
     Status,
@@ -93,7 +101,7 @@ from ...domain import (
 from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 _HEADER = struct.Struct(">BBIHHI")  # formats 0 to 2
 _OWNER = struct.Struct(">I")  # format 2: after the header
@@ -103,6 +111,7 @@ _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 _META = 4  # format 2, owned: the task's description
 _AGENT = 5  # format 3, the lead's: the agent spec and fingerprint (an AgentRecord)
 _TURN_META = 0x02  # format 5, in the is_error byte: the turn's model and usage follow
+_REASONING = 0x04  # format 6, in the is_error byte: the turn's reasoning blocks follow
 _COST = struct.Struct(">d")
 
 
@@ -552,8 +561,9 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
     _check(len(call_id), _MAX_SHORT, "tool call id")
     _check(len(name), _MAX_SHORT, "tool name")
     meta = bool(m.model) or m.usage is not None
+    flags = m.is_error | (_TURN_META if meta else 0) | (_REASONING if m.reasoning else 0)
     parts = [
-        bytes((_MARK | _ROLE_CODES[m.role], m.is_error | (_TURN_META if meta else 0))),
+        bytes((_MARK | _ROLE_CODES[m.role], flags)),
         varint(owner),
         varint(len(content)),
         varint(len(call_id)),
@@ -586,7 +596,29 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
             parts.append(varint(len(counts)))
             parts += [varint(max(0, n)) for n in counts]
             parts.append(_COST.pack(u.cost_usd))
+    if m.reasoning:
+        parts.append(varint(len(m.reasoning)))
+        for block in m.reasoning:
+            for text in (block.provider, block.raw_json, block.text):
+                b = text.encode()
+                parts += (varint(len(b)), b)
     return b"".join(parts)
+
+
+def _decode_reasoning(stream: bytes, offset: int) -> tuple[tuple[ReasoningBlock, ...], int]:
+    """A format 6 turn's reasoning blocks at ``offset``, and the offset after them."""
+    count, offset = read_varint(stream, offset)
+    blocks = []
+    for _ in range(count):
+        texts = []
+        for _ in range(3):
+            n, offset = read_varint(stream, offset)
+            if offset + n > len(stream):
+                raise IndexError("a reasoning block past the end")
+            texts.append(stream[offset : offset + n].decode())
+            offset += n
+        blocks.append(ReasoningBlock(*texts))
+    return tuple(blocks), offset
 
 
 def _decode_turn_meta(stream: bytes, offset: int) -> tuple[str, Usage | None, int]:
@@ -678,8 +710,13 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                     texts.append(str(view[offset : offset + n], "utf-8"))
                     offset += n
                 calls.append(ToolCall(*texts))
-            if is_error & _TURN_META and mark >> 4 >= 5:
-                model, usage, offset = _decode_turn_meta(stream, offset)
+            if is_error & (_TURN_META | _REASONING) and mark >> 4 >= 5:
+                model, usage = "", None
+                if is_error & _TURN_META:
+                    model, usage, offset = _decode_turn_meta(stream, offset)
+                reasoning: tuple[ReasoningBlock, ...] = ()
+                if is_error & _REASONING and mark >> 4 >= 6:
+                    reasoning, offset = _decode_reasoning(stream, offset)
                 m = Message(
                     _ROLES[role],
                     fields[0],
@@ -689,6 +726,7 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                     bool(is_error & 1),
                     model,
                     usage,
+                    reasoning,
                 )
             else:
                 m = Message(

@@ -35,6 +35,7 @@ export function describe(ev) {
     case "step.done": return `step ${ev.step_done.step}`;
     case "run.done": return `${reasonName(ev.run_done.finish_reason)}${ev.run_done.final_text ? " · " + short(ev.run_done.final_text) : ""}`;
     case "text.delta": return short(ev.text_delta.text);
+    case "reasoning.delta": return short(ev.reasoning_delta.text);
     default: return "";
   }
 }

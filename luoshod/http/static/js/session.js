@@ -352,6 +352,7 @@ function steps(cp, messages = cp.messages, prefix = "", shown = new Set()) {
     items.push(h("li", { class: "step", dataset: { step: n } },
       h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${n}`), " model turn",
         turnUsage(m) ? h("span", { class: "turn-usage muted" }, ` · ${turnUsage(m)}`) : null),
+      reasoning(m),
       m.content ? h("div", { class: "text" }, m.content) : null,
       (m.tool_calls || []).map((c) => {
         const r = results.get(c.id);
@@ -365,6 +366,18 @@ function steps(cp, messages = cp.messages, prefix = "", shown = new Set()) {
       })));
   }
   return items;
+}
+
+// The reasoning kept with a turn (R84), collapsed: its readable text, a redacted or
+// encrypted block as such.
+function reasoning(m) {
+  const blocks = m.reasoning || [];
+  if (!blocks.length) return null;
+  return h("details", { class: "reasoning", dataset: { blocks: blocks.length } },
+    h("summary", { class: "muted" }, `reasoning · ${blocks.length} block${blocks.length === 1 ? "" : "s"}`),
+    blocks.map((b) => b.text
+      ? h("pre", { class: "reasoning-text" }, b.text)
+      : h("p", { class: "muted" }, `${b.provider}: redacted or encrypted, kept as received`)));
 }
 
 function subtask(cp, id, result, shown) {

@@ -122,6 +122,21 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Reasoning:
+    """How much the model reasons (R84): an effort ("minimal", "low", "medium", "high"), a
+    token budget, or both; each provider takes the one its API has."""
+
+    effort: str = ""
+    budget_tokens: int | None = None
+
+    def to_proto(self) -> agent_pb2.Reasoning:
+        out = agent_pb2.Reasoning(effort=self.effort)
+        if self.budget_tokens is not None:
+            out.budget_tokens = self.budget_tokens
+        return out
+
+
+@dataclass(frozen=True)
 class Agent:
     """The agent a run uses. ``None`` limits leave the daemon's defaults in place."""
 
@@ -151,6 +166,8 @@ class Agent:
     fallback_models: Sequence[str] = field(default_factory=tuple)
     # Limits on spend and time (R78–R81): a Limits, or the proto's agent_pb2.Limits.
     limits: Limits | agent_pb2.Limits | None = None
+    # Reasoning (R84): a Reasoning, or the proto's agent_pb2.Reasoning.
+    reasoning: Reasoning | agent_pb2.Reasoning | None = None
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -192,6 +209,9 @@ class Agent:
             spec.limits.CopyFrom(
                 limits if isinstance(limits, agent_pb2.Limits) else limits.to_proto()
             )
+        if self.reasoning is not None:
+            r = self.reasoning
+            spec.reasoning.CopyFrom(r if isinstance(r, agent_pb2.Reasoning) else r.to_proto())
         return spec
 
 

@@ -202,6 +202,9 @@ class RunResult:
     # (finish_reason "stop"), else the validation errors (finish_reason "output_invalid").
     output_json: str = ""
     output_errors: tuple[str, ...] = ()
+    # The model's readable reasoning as it streamed (the run's reasoning.delta events, R84),
+    # joined; never part of final_text. The turns keep their reasoning blocks (Message.reasoning).
+    reasoning: str = field(default="", repr=False)
 
     @property
     def output(self) -> Any:
@@ -284,6 +287,7 @@ def build_result(
         fallbacks=tuple(
             ProviderFallback.from_event(e) for e in events if e.HasField("provider_fallback")
         ),
+        reasoning="".join(e.reasoning_delta.text for e in events if e.HasField("reasoning_delta")),
     )
 
 

@@ -106,6 +106,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_ANSWER_REQUIRED: _ClassVar[ErrorReason]
     ERROR_REASON_ANSWER_NOT_ALLOWED: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_FALLBACK_MODELS: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_REASONING: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -299,6 +300,7 @@ ERROR_REASON_INVALID_OUTPUT_SCHEMA: ErrorReason
 ERROR_REASON_ANSWER_REQUIRED: ErrorReason
 ERROR_REASON_ANSWER_NOT_ALLOWED: ErrorReason
 ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
+ERROR_REASON_INVALID_REASONING: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -374,7 +376,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ..., question: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "fallback_models", "output_schema_json")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "fallback_models", "output_schema_json", "reasoning")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -390,6 +392,7 @@ class AgentSpec(_message.Message):
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_MODELS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    REASONING_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
@@ -405,7 +408,16 @@ class AgentSpec(_message.Message):
     limits: Limits
     fallback_models: _containers.RepeatedScalarFieldContainer[str]
     output_schema_json: str
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., fallback_models: _Optional[_Iterable[str]] = ..., output_schema_json: _Optional[str] = ...) -> None: ...
+    reasoning: Reasoning
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., fallback_models: _Optional[_Iterable[str]] = ..., output_schema_json: _Optional[str] = ..., reasoning: _Optional[_Union[Reasoning, _Mapping]] = ...) -> None: ...
+
+class Reasoning(_message.Message):
+    __slots__ = ("effort", "budget_tokens")
+    EFFORT_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    effort: str
+    budget_tokens: int
+    def __init__(self, effort: _Optional[str] = ..., budget_tokens: _Optional[int] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("run", "session", "count_paused_time")
@@ -502,7 +514,7 @@ class ToolCall(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ...) -> None: ...
 
 class Message(_message.Message):
-    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "is_error", "model", "usage")
+    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "is_error", "model", "usage", "reasoning")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
@@ -511,6 +523,7 @@ class Message(_message.Message):
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    REASONING_FIELD_NUMBER: _ClassVar[int]
     role: Role
     content: str
     tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
@@ -519,7 +532,18 @@ class Message(_message.Message):
     is_error: bool
     model: str
     usage: Usage
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., is_error: _Optional[bool] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
+    reasoning: _containers.RepeatedCompositeFieldContainer[ReasoningBlock]
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., is_error: _Optional[bool] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., reasoning: _Optional[_Iterable[_Union[ReasoningBlock, _Mapping]]] = ...) -> None: ...
+
+class ReasoningBlock(_message.Message):
+    __slots__ = ("provider", "raw_json", "text")
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    RAW_JSON_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    provider: str
+    raw_json: str
+    text: str
+    def __init__(self, provider: _Optional[str] = ..., raw_json: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("prompt_tokens", "completion_tokens", "total_tokens", "model_calls", "cost_usd", "cached_input_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -730,7 +754,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "provider_retry", "provider_fallback", "subagent")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "provider_retry", "provider_fallback", "reasoning_delta", "subagent")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -754,6 +778,7 @@ class Event(_message.Message):
     TOOL_RECONCILE_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_RETRY_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_FALLBACK_FIELD_NUMBER: _ClassVar[int]
+    REASONING_DELTA_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
@@ -778,8 +803,9 @@ class Event(_message.Message):
     tool_reconcile: ToolReconcile
     provider_retry: ProviderRetry
     provider_fallback: ProviderFallback
+    reasoning_delta: ReasoningDelta
     subagent: SubAgentTag
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., tool_reconcile: _Optional[_Union[ToolReconcile, _Mapping]] = ..., provider_retry: _Optional[_Union[ProviderRetry, _Mapping]] = ..., provider_fallback: _Optional[_Union[ProviderFallback, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., tool_reconcile: _Optional[_Union[ToolReconcile, _Mapping]] = ..., provider_retry: _Optional[_Union[ProviderRetry, _Mapping]] = ..., provider_fallback: _Optional[_Union[ProviderFallback, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -924,6 +950,14 @@ class StepDone(_message.Message):
     def __init__(self, step: _Optional[int] = ...) -> None: ...
 
 class TextDelta(_message.Message):
+    __slots__ = ("step", "text")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    text: str
+    def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+
+class ReasoningDelta(_message.Message):
     __slots__ = ("step", "text")
     STEP_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]

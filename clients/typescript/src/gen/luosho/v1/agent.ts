@@ -193,6 +193,8 @@ export enum ErrorReason {
   ERROR_REASON_ANSWER_NOT_ALLOWED = 156,
   /** ERROR_REASON_INVALID_FALLBACK_MODELS - fallback_models repeats the model or one of its entries. */
   ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
+  /** ERROR_REASON_INVALID_REASONING - AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84). */
+  ERROR_REASON_INVALID_REASONING = 160,
   UNRECOGNIZED = -1,
 }
 
@@ -480,6 +482,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 145:
     case "ERROR_REASON_INVALID_FALLBACK_MODELS":
       return ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS;
+    case 160:
+    case "ERROR_REASON_INVALID_REASONING":
+      return ErrorReason.ERROR_REASON_INVALID_REASONING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -677,6 +682,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_ANSWER_NOT_ALLOWED";
     case ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS:
       return "ERROR_REASON_INVALID_FALLBACK_MODELS";
+    case ErrorReason.ERROR_REASON_INVALID_REASONING:
+      return "ERROR_REASON_INVALID_REASONING";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1471,6 +1478,21 @@ export interface AgentSpec {
    * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
    */
   outputSchemaJson: string;
+  /**
+   * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+   * the provider's default.
+   */
+  reasoning: Reasoning | undefined;
+}
+
+/**
+ * R84: an effort ("minimal", "low", "medium", "high"), a token budget, or both; each
+ * provider takes the one its API has (Anthropic a budget, OpenAI an effort) and derives it
+ * from the other when only that one is given.
+ */
+export interface Reasoning {
+  effort: string;
+  budgetTokens?: number | undefined;
 }
 
 /** Limits of an agent: per run and over the session's whole life. */
@@ -1591,7 +1613,27 @@ export interface Message {
    * call cost. Unset on messages saved before they were recorded.
    */
   model: string;
-  usage: Usage | undefined;
+  usage:
+    | Usage
+    | undefined;
+  /**
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   */
+  reasoning: ReasoningBlock[];
+}
+
+/** One block of a model's reasoning (R84). */
+export interface ReasoningBlock {
+  /**
+   * The provider kind whose API made it ("anthropic", "openai_responses"): the block goes
+   * back only to a model of that kind.
+   */
+  provider: string;
+  /** The block as the provider sent it (JSON), signature or encrypted content included. */
+  rawJson: string;
+  /** The readable part, if any (thinking text, a reasoning summary); "" when redacted. */
+  text: string;
 }
 
 export interface Usage {
@@ -1853,8 +1895,9 @@ export interface Event {
   budgetExceeded?: BudgetExceeded | undefined;
   toolReconcile?: ToolReconcile | undefined;
   providerRetry?: ProviderRetry | undefined;
-  providerFallback?:
-    | ProviderFallback
+  providerFallback?: ProviderFallback | undefined;
+  reasoningDelta?:
+    | ReasoningDelta
     | undefined;
   /** Set on every event a sub-agent causes (R58); unset on the lead's. */
   subagent: SubAgentTag | undefined;
@@ -2023,6 +2066,16 @@ export interface StepDone {
  * model.turn hold the whole turn, and a retried model call streams its text again.
  */
 export interface TextDelta {
+  step: number;
+  text: string;
+}
+
+/**
+ * type "reasoning.delta" (R84): a piece of the model's reasoning as it streams (models
+ * whose settings ask for "stream": true). Progress only: the turn's reasoning blocks are
+ * on its message, and reasoning is never sent back as text.
+ */
+export interface ReasoningDelta {
   step: number;
   text: string;
 }
@@ -2717,6 +2770,7 @@ function createBaseAgentSpec(): AgentSpec {
     limits: undefined,
     fallbackModels: [],
     outputSchemaJson: "",
+    reasoning: undefined,
   };
 }
 
@@ -2766,6 +2820,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.outputSchemaJson !== "") {
       writer.uint32(522).string(message.outputSchemaJson);
+    }
+    if (message.reasoning !== undefined) {
+      Reasoning.encode(message.reasoning, writer.uint32(562).fork()).join();
     }
     return writer;
   },
@@ -2903,6 +2960,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.outputSchemaJson = reader.string();
             continue;
           }
+          case 70: {
+            if (tag !== 562) {
+              break;
+            }
+
+            message.reasoning = Reasoning.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2974,6 +3039,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         : isSet(object.output_schema_json)
         ? globalThis.String(object.output_schema_json)
         : "",
+      reasoning: isSet(object.reasoning) ? Reasoning.fromJSON(object.reasoning) : undefined,
     };
   },
 
@@ -3024,6 +3090,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.outputSchemaJson !== "") {
       obj.outputSchemaJson = message.outputSchemaJson;
     }
+    if (message.reasoning !== undefined) {
+      obj.reasoning = Reasoning.toJSON(message.reasoning);
+    }
     return obj;
   },
 
@@ -3049,6 +3118,98 @@ export const AgentSpec: MessageFns<AgentSpec> = {
       : undefined;
     message.fallbackModels = object.fallbackModels?.map((e) => e) || [];
     message.outputSchemaJson = object.outputSchemaJson ?? "";
+    message.reasoning = (object.reasoning !== undefined && object.reasoning !== null)
+      ? Reasoning.fromPartial(object.reasoning)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseReasoning(): Reasoning {
+  return { effort: "", budgetTokens: undefined };
+}
+
+export const Reasoning: MessageFns<Reasoning> = {
+  encode(message: Reasoning, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.effort !== "") {
+      writer.uint32(10).string(message.effort);
+    }
+    if (message.budgetTokens !== undefined) {
+      writer.uint32(16).int64(message.budgetTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Reasoning {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReasoning();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.effort = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.budgetTokens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Reasoning {
+    return {
+      effort: isSet(object.effort) ? globalThis.String(object.effort) : "",
+      budgetTokens: isSet(object.budgetTokens)
+        ? globalThis.Number(object.budgetTokens)
+        : isSet(object.budget_tokens)
+        ? globalThis.Number(object.budget_tokens)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Reasoning): unknown {
+    const obj: any = {};
+    if (message.effort !== "") {
+      obj.effort = message.effort;
+    }
+    if (message.budgetTokens !== undefined) {
+      obj.budgetTokens = Math.round(message.budgetTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Reasoning>, I>>(base?: I): Reasoning {
+    return Reasoning.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Reasoning>, I>>(object: I): Reasoning {
+    const message = createBaseReasoning();
+    message.effort = object.effort ?? "";
+    message.budgetTokens = object.budgetTokens ?? undefined;
     return message;
   },
 };
@@ -4072,6 +4233,7 @@ function createBaseMessage(): Message {
     isError: false,
     model: "",
     usage: undefined,
+    reasoning: [],
   };
 }
 
@@ -4100,6 +4262,9 @@ export const Message: MessageFns<Message> = {
     }
     if (message.usage !== undefined) {
       Usage.encode(message.usage, writer.uint32(66).fork()).join();
+    }
+    for (const v of message.reasoning) {
+      ReasoningBlock.encode(v!, writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -4181,6 +4346,14 @@ export const Message: MessageFns<Message> = {
             message.usage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.reasoning.push(ReasoningBlock.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4219,6 +4392,9 @@ export const Message: MessageFns<Message> = {
         : false,
       model: isSet(object.model) ? globalThis.String(object.model) : "",
       usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      reasoning: globalThis.Array.isArray(object?.reasoning)
+        ? object.reasoning.map((e: any) => ReasoningBlock.fromJSON(e))
+        : [],
     };
   },
 
@@ -4248,6 +4424,9 @@ export const Message: MessageFns<Message> = {
     if (message.usage !== undefined) {
       obj.usage = Usage.toJSON(message.usage);
     }
+    if (message.reasoning?.length) {
+      obj.reasoning = message.reasoning.map((e) => ReasoningBlock.toJSON(e));
+    }
     return obj;
   },
 
@@ -4264,6 +4443,112 @@ export const Message: MessageFns<Message> = {
     message.isError = object.isError ?? false;
     message.model = object.model ?? "";
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.reasoning = object.reasoning?.map((e) => ReasoningBlock.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseReasoningBlock(): ReasoningBlock {
+  return { provider: "", rawJson: "", text: "" };
+}
+
+export const ReasoningBlock: MessageFns<ReasoningBlock> = {
+  encode(message: ReasoningBlock, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.provider !== "") {
+      writer.uint32(10).string(message.provider);
+    }
+    if (message.rawJson !== "") {
+      writer.uint32(18).string(message.rawJson);
+    }
+    if (message.text !== "") {
+      writer.uint32(26).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReasoningBlock {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReasoningBlock();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rawJson = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReasoningBlock {
+    return {
+      provider: isSet(object.provider) ? globalThis.String(object.provider) : "",
+      rawJson: isSet(object.rawJson)
+        ? globalThis.String(object.rawJson)
+        : isSet(object.raw_json)
+        ? globalThis.String(object.raw_json)
+        : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+    };
+  },
+
+  toJSON(message: ReasoningBlock): unknown {
+    const obj: any = {};
+    if (message.provider !== "") {
+      obj.provider = message.provider;
+    }
+    if (message.rawJson !== "") {
+      obj.rawJson = message.rawJson;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReasoningBlock>, I>>(base?: I): ReasoningBlock {
+    return ReasoningBlock.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReasoningBlock>, I>>(object: I): ReasoningBlock {
+    const message = createBaseReasoningBlock();
+    message.provider = object.provider ?? "";
+    message.rawJson = object.rawJson ?? "";
+    message.text = object.text ?? "";
     return message;
   },
 };
@@ -6556,6 +6841,7 @@ function createBaseEvent(): Event {
     toolReconcile: undefined,
     providerRetry: undefined,
     providerFallback: undefined,
+    reasoningDelta: undefined,
     subagent: undefined,
   };
 }
@@ -6630,6 +6916,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.providerFallback !== undefined) {
       ProviderFallback.encode(message.providerFallback, writer.uint32(298).fork()).join();
+    }
+    if (message.reasoningDelta !== undefined) {
+      ReasoningDelta.encode(message.reasoningDelta, writer.uint32(306).fork()).join();
     }
     if (message.subagent !== undefined) {
       SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
@@ -6834,6 +7123,14 @@ export const Event: MessageFns<Event> = {
             message.providerFallback = ProviderFallback.decode(reader, reader.uint32());
             continue;
           }
+          case 38: {
+            if (tag !== 306) {
+              break;
+            }
+
+            message.reasoningDelta = ReasoningDelta.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -6955,6 +7252,11 @@ export const Event: MessageFns<Event> = {
         : isSet(object.provider_fallback)
         ? ProviderFallback.fromJSON(object.provider_fallback)
         : undefined,
+      reasoningDelta: isSet(object.reasoningDelta)
+        ? ReasoningDelta.fromJSON(object.reasoningDelta)
+        : isSet(object.reasoning_delta)
+        ? ReasoningDelta.fromJSON(object.reasoning_delta)
+        : undefined,
       subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
@@ -7030,6 +7332,9 @@ export const Event: MessageFns<Event> = {
     if (message.providerFallback !== undefined) {
       obj.providerFallback = ProviderFallback.toJSON(message.providerFallback);
     }
+    if (message.reasoningDelta !== undefined) {
+      obj.reasoningDelta = ReasoningDelta.toJSON(message.reasoningDelta);
+    }
     if (message.subagent !== undefined) {
       obj.subagent = SubAgentTag.toJSON(message.subagent);
     }
@@ -7097,6 +7402,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.providerFallback = (object.providerFallback !== undefined && object.providerFallback !== null)
       ? ProviderFallback.fromPartial(object.providerFallback)
+      : undefined;
+    message.reasoningDelta = (object.reasoningDelta !== undefined && object.reasoningDelta !== null)
+      ? ReasoningDelta.fromPartial(object.reasoningDelta)
       : undefined;
     message.subagent = (object.subagent !== undefined && object.subagent !== null)
       ? SubAgentTag.fromPartial(object.subagent)
@@ -8636,6 +8944,91 @@ export const TextDelta: MessageFns<TextDelta> = {
   },
   fromPartial<I extends Exact<DeepPartial<TextDelta>, I>>(object: I): TextDelta {
     const message = createBaseTextDelta();
+    message.step = object.step ?? 0;
+    message.text = object.text ?? "";
+    return message;
+  },
+};
+
+function createBaseReasoningDelta(): ReasoningDelta {
+  return { step: 0, text: "" };
+}
+
+export const ReasoningDelta: MessageFns<ReasoningDelta> = {
+  encode(message: ReasoningDelta, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.text !== "") {
+      writer.uint32(18).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReasoningDelta {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReasoningDelta();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReasoningDelta {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+    };
+  },
+
+  toJSON(message: ReasoningDelta): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReasoningDelta>, I>>(base?: I): ReasoningDelta {
+    return ReasoningDelta.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReasoningDelta>, I>>(object: I): ReasoningDelta {
+    const message = createBaseReasoningDelta();
     message.step = object.step ?? 0;
     message.text = object.text ?? "";
     return message;

@@ -686,6 +686,47 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int REASONING_FIELD_NUMBER = 70;
+  private dev.luosho.v1.Reasoning reasoning_;
+  /**
+   * <pre>
+   * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+   * the provider's default.
+   * </pre>
+   *
+   * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+   * @return Whether the reasoning field is set.
+   */
+  @java.lang.Override
+  public boolean hasReasoning() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+   * the provider's default.
+   * </pre>
+   *
+   * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+   * @return The reasoning.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Reasoning getReasoning() {
+    return reasoning_ == null ? dev.luosho.v1.Reasoning.getDefaultInstance() : reasoning_;
+  }
+  /**
+   * <pre>
+   * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+   * the provider's default.
+   * </pre>
+   *
+   * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ReasoningOrBuilder getReasoningOrBuilder() {
+    return reasoning_ == null ? dev.luosho.v1.Reasoning.getDefaultInstance() : reasoning_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -744,6 +785,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 65, outputSchemaJson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeMessage(70, getReasoning());
     }
     getUnknownFields().writeTo(output);
   }
@@ -824,6 +868,10 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(65, outputSchemaJson_);
     }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(70, getReasoning());
+    }
     return size;
   }
   @java.lang.Override
@@ -895,6 +943,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getFallbackModelsList())) return false;
     if (!getOutputSchemaJson()
         .equals(other.getOutputSchemaJson())) return false;
+    if (hasReasoning() != other.hasReasoning()) return false;
+    if (hasReasoning()) {
+      if (!getReasoning()
+          .equals(other.getReasoning())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -958,6 +1011,10 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + OUTPUT_SCHEMA_JSON_FIELD_NUMBER;
     hash = (53 * hash) + getOutputSchemaJson().hashCode();
+    if (hasReasoning()) {
+      hash = (37 * hash) + REASONING_FIELD_NUMBER;
+      hash = (53 * hash) + getReasoning().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1096,6 +1153,7 @@ private static final long serialVersionUID = 0L;
         internalGetMcpServersFieldBuilder();
         internalGetSubagentsFieldBuilder();
         internalGetLimitsFieldBuilder();
+        internalGetReasoningFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1140,6 +1198,11 @@ private static final long serialVersionUID = 0L;
       fallbackModels_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       outputSchemaJson_ = "";
+      reasoning_ = null;
+      if (reasoningBuilder_ != null) {
+        reasoningBuilder_.dispose();
+        reasoningBuilder_ = null;
+      }
       return this;
     }
 
@@ -1249,6 +1312,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00004000) != 0)) {
         result.outputSchemaJson_ = outputSchemaJson_;
+      }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.reasoning_ = reasoningBuilder_ == null
+            ? reasoning_
+            : reasoningBuilder_.build();
+        to_bitField0_ |= 0x00000040;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1394,6 +1463,9 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00004000;
         onChanged();
       }
+      if (other.hasReasoning()) {
+        mergeReasoning(other.getReasoning());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1521,6 +1593,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 522
+            case 562: {
+              input.readMessage(
+                  internalGetReasoningFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 562
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3481,6 +3560,172 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00004000;
       onChanged();
       return this;
+    }
+
+    private dev.luosho.v1.Reasoning reasoning_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Reasoning, dev.luosho.v1.Reasoning.Builder, dev.luosho.v1.ReasoningOrBuilder> reasoningBuilder_;
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     * @return Whether the reasoning field is set.
+     */
+    public boolean hasReasoning() {
+      return ((bitField0_ & 0x00008000) != 0);
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     * @return The reasoning.
+     */
+    public dev.luosho.v1.Reasoning getReasoning() {
+      if (reasoningBuilder_ == null) {
+        return reasoning_ == null ? dev.luosho.v1.Reasoning.getDefaultInstance() : reasoning_;
+      } else {
+        return reasoningBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     */
+    public Builder setReasoning(dev.luosho.v1.Reasoning value) {
+      if (reasoningBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        reasoning_ = value;
+      } else {
+        reasoningBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     */
+    public Builder setReasoning(
+        dev.luosho.v1.Reasoning.Builder builderForValue) {
+      if (reasoningBuilder_ == null) {
+        reasoning_ = builderForValue.build();
+      } else {
+        reasoningBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     */
+    public Builder mergeReasoning(dev.luosho.v1.Reasoning value) {
+      if (reasoningBuilder_ == null) {
+        if (((bitField0_ & 0x00008000) != 0) &&
+          reasoning_ != null &&
+          reasoning_ != dev.luosho.v1.Reasoning.getDefaultInstance()) {
+          getReasoningBuilder().mergeFrom(value);
+        } else {
+          reasoning_ = value;
+        }
+      } else {
+        reasoningBuilder_.mergeFrom(value);
+      }
+      if (reasoning_ != null) {
+        bitField0_ |= 0x00008000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     */
+    public Builder clearReasoning() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      reasoning_ = null;
+      if (reasoningBuilder_ != null) {
+        reasoningBuilder_.dispose();
+        reasoningBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     */
+    public dev.luosho.v1.Reasoning.Builder getReasoningBuilder() {
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return internalGetReasoningFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     */
+    public dev.luosho.v1.ReasoningOrBuilder getReasoningOrBuilder() {
+      if (reasoningBuilder_ != null) {
+        return reasoningBuilder_.getMessageOrBuilder();
+      } else {
+        return reasoning_ == null ?
+            dev.luosho.v1.Reasoning.getDefaultInstance() : reasoning_;
+      }
+    }
+    /**
+     * <pre>
+     * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+     * the provider's default.
+     * </pre>
+     *
+     * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Reasoning, dev.luosho.v1.Reasoning.Builder, dev.luosho.v1.ReasoningOrBuilder> 
+        internalGetReasoningFieldBuilder() {
+      if (reasoningBuilder_ == null) {
+        reasoningBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Reasoning, dev.luosho.v1.Reasoning.Builder, dev.luosho.v1.ReasoningOrBuilder>(
+                getReasoning(),
+                getParentForChildren(),
+                isClean());
+        reasoning_ = null;
+      }
+      return reasoningBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)

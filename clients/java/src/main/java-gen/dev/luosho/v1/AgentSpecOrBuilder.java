@@ -403,4 +403,34 @@ public interface AgentSpecOrBuilder extends
    */
   com.google.protobuf.ByteString
       getOutputSchemaJsonBytes();
+
+  /**
+   * <pre>
+   * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+   * the provider's default.
+   * </pre>
+   *
+   * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+   * @return Whether the reasoning field is set.
+   */
+  boolean hasReasoning();
+  /**
+   * <pre>
+   * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+   * the provider's default.
+   * </pre>
+   *
+   * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+   * @return The reasoning.
+   */
+  dev.luosho.v1.Reasoning getReasoning();
+  /**
+   * <pre>
+   * R84: how much the model reasons before it answers, mapped to each provider. Unset:
+   * the provider's default.
+   * </pre>
+   *
+   * <code>.luosho.v1.Reasoning reasoning = 70;</code>
+   */
+  dev.luosho.v1.ReasoningOrBuilder getReasoningOrBuilder();
 }

@@ -543,6 +543,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
    */
   ERROR_REASON_INVALID_FALLBACK_MODELS(145),
+  /**
+   * <pre>
+   * AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_REASONING = 160;</code>
+   */
+  ERROR_REASON_INVALID_REASONING(160),
   UNRECOGNIZED(-1),
   ;
 
@@ -1078,6 +1086,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
    */
   public static final int ERROR_REASON_INVALID_FALLBACK_MODELS_VALUE = 145;
+  /**
+   * <pre>
+   * AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_REASONING = 160;</code>
+   */
+  public static final int ERROR_REASON_INVALID_REASONING_VALUE = 160;
 
 
   public final int getNumber() {
@@ -1198,6 +1214,7 @@ public enum ErrorReason
       case 155: return ERROR_REASON_ANSWER_REQUIRED;
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
+      case 160: return ERROR_REASON_INVALID_REASONING;
       default: return null;
     }
   }

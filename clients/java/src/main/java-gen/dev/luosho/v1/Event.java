@@ -80,6 +80,7 @@ private static final long serialVersionUID = 0L;
     TOOL_RECONCILE(34),
     PROVIDER_RETRY(36),
     PROVIDER_FALLBACK(37),
+    REASONING_DELTA(38),
     PAYLOAD_NOT_SET(0);
     private final int value;
     private PayloadCase(int value) {
@@ -114,6 +115,7 @@ private static final long serialVersionUID = 0L;
         case 34: return TOOL_RECONCILE;
         case 36: return PROVIDER_RETRY;
         case 37: return PROVIDER_FALLBACK;
+        case 38: return REASONING_DELTA;
         case 0: return PAYLOAD_NOT_SET;
         default: return null;
       }
@@ -830,6 +832,37 @@ private static final long serialVersionUID = 0L;
     return dev.luosho.v1.ProviderFallback.getDefaultInstance();
   }
 
+  public static final int REASONING_DELTA_FIELD_NUMBER = 38;
+  /**
+   * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+   * @return Whether the reasoningDelta field is set.
+   */
+  @java.lang.Override
+  public boolean hasReasoningDelta() {
+    return payloadCase_ == 38;
+  }
+  /**
+   * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+   * @return The reasoningDelta.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ReasoningDelta getReasoningDelta() {
+    if (payloadCase_ == 38) {
+       return (dev.luosho.v1.ReasoningDelta) payload_;
+    }
+    return dev.luosho.v1.ReasoningDelta.getDefaultInstance();
+  }
+  /**
+   * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ReasoningDeltaOrBuilder getReasoningDeltaOrBuilder() {
+    if (payloadCase_ == 38) {
+       return (dev.luosho.v1.ReasoningDelta) payload_;
+    }
+    return dev.luosho.v1.ReasoningDelta.getDefaultInstance();
+  }
+
   public static final int SUBAGENT_FIELD_NUMBER = 40;
   private dev.luosho.v1.SubAgentTag subagent_;
   /**
@@ -951,6 +984,9 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 37) {
       output.writeMessage(37, (dev.luosho.v1.ProviderFallback) payload_);
     }
+    if (payloadCase_ == 38) {
+      output.writeMessage(38, (dev.luosho.v1.ReasoningDelta) payload_);
+    }
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(40, getSubagent());
     }
@@ -1046,6 +1082,10 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 37) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(37, (dev.luosho.v1.ProviderFallback) payload_);
+    }
+    if (payloadCase_ == 38) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(38, (dev.luosho.v1.ReasoningDelta) payload_);
     }
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
@@ -1165,6 +1205,10 @@ private static final long serialVersionUID = 0L;
         if (!getProviderFallback()
             .equals(other.getProviderFallback())) return false;
         break;
+      case 38:
+        if (!getReasoningDelta()
+            .equals(other.getReasoningDelta())) return false;
+        break;
       case 0:
       default:
     }
@@ -1267,6 +1311,10 @@ private static final long serialVersionUID = 0L;
       case 37:
         hash = (37 * hash) + PROVIDER_FALLBACK_FIELD_NUMBER;
         hash = (53 * hash) + getProviderFallback().hashCode();
+        break;
+      case 38:
+        hash = (37 * hash) + REASONING_DELTA_FIELD_NUMBER;
+        hash = (53 * hash) + getReasoningDelta().hashCode();
         break;
       case 0:
       default:
@@ -1475,6 +1523,9 @@ private static final long serialVersionUID = 0L;
       if (providerFallbackBuilder_ != null) {
         providerFallbackBuilder_.clear();
       }
+      if (reasoningDeltaBuilder_ != null) {
+        reasoningDeltaBuilder_.clear();
+      }
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -1538,7 +1589,7 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.replayed_ = replayed_;
       }
-      if (((from_bitField0_ & 0x00800000) != 0)) {
+      if (((from_bitField0_ & 0x01000000) != 0)) {
         result.subagent_ = subagentBuilder_ == null
             ? subagent_
             : subagentBuilder_.build();
@@ -1617,6 +1668,10 @@ private static final long serialVersionUID = 0L;
       if (payloadCase_ == 37 &&
           providerFallbackBuilder_ != null) {
         result.payload_ = providerFallbackBuilder_.build();
+      }
+      if (payloadCase_ == 38 &&
+          reasoningDeltaBuilder_ != null) {
+        result.payload_ = reasoningDeltaBuilder_.build();
       }
     }
 
@@ -1726,6 +1781,10 @@ private static final long serialVersionUID = 0L;
         }
         case PROVIDER_FALLBACK: {
           mergeProviderFallback(other.getProviderFallback());
+          break;
+        }
+        case REASONING_DELTA: {
+          mergeReasoningDelta(other.getReasoningDelta());
           break;
         }
         case PAYLOAD_NOT_SET: {
@@ -1909,11 +1968,18 @@ private static final long serialVersionUID = 0L;
               payloadCase_ = 37;
               break;
             } // case 298
+            case 306: {
+              input.readMessage(
+                  internalGetReasoningDeltaFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              payloadCase_ = 38;
+              break;
+            } // case 306
             case 322: {
               input.readMessage(
                   internalGetSubagentFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00800000;
+              bitField0_ |= 0x01000000;
               break;
             } // case 322
             default: {
@@ -4790,6 +4856,148 @@ private static final long serialVersionUID = 0L;
       return providerFallbackBuilder_;
     }
 
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ReasoningDelta, dev.luosho.v1.ReasoningDelta.Builder, dev.luosho.v1.ReasoningDeltaOrBuilder> reasoningDeltaBuilder_;
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     * @return Whether the reasoningDelta field is set.
+     */
+    @java.lang.Override
+    public boolean hasReasoningDelta() {
+      return payloadCase_ == 38;
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     * @return The reasoningDelta.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ReasoningDelta getReasoningDelta() {
+      if (reasoningDeltaBuilder_ == null) {
+        if (payloadCase_ == 38) {
+          return (dev.luosho.v1.ReasoningDelta) payload_;
+        }
+        return dev.luosho.v1.ReasoningDelta.getDefaultInstance();
+      } else {
+        if (payloadCase_ == 38) {
+          return reasoningDeltaBuilder_.getMessage();
+        }
+        return dev.luosho.v1.ReasoningDelta.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     */
+    public Builder setReasoningDelta(dev.luosho.v1.ReasoningDelta value) {
+      if (reasoningDeltaBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        payload_ = value;
+        onChanged();
+      } else {
+        reasoningDeltaBuilder_.setMessage(value);
+      }
+      payloadCase_ = 38;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     */
+    public Builder setReasoningDelta(
+        dev.luosho.v1.ReasoningDelta.Builder builderForValue) {
+      if (reasoningDeltaBuilder_ == null) {
+        payload_ = builderForValue.build();
+        onChanged();
+      } else {
+        reasoningDeltaBuilder_.setMessage(builderForValue.build());
+      }
+      payloadCase_ = 38;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     */
+    public Builder mergeReasoningDelta(dev.luosho.v1.ReasoningDelta value) {
+      if (reasoningDeltaBuilder_ == null) {
+        if (payloadCase_ == 38 &&
+            payload_ != dev.luosho.v1.ReasoningDelta.getDefaultInstance()) {
+          payload_ = dev.luosho.v1.ReasoningDelta.newBuilder((dev.luosho.v1.ReasoningDelta) payload_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          payload_ = value;
+        }
+        onChanged();
+      } else {
+        if (payloadCase_ == 38) {
+          reasoningDeltaBuilder_.mergeFrom(value);
+        } else {
+          reasoningDeltaBuilder_.setMessage(value);
+        }
+      }
+      payloadCase_ = 38;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     */
+    public Builder clearReasoningDelta() {
+      if (reasoningDeltaBuilder_ == null) {
+        if (payloadCase_ == 38) {
+          payloadCase_ = 0;
+          payload_ = null;
+          onChanged();
+        }
+      } else {
+        if (payloadCase_ == 38) {
+          payloadCase_ = 0;
+          payload_ = null;
+        }
+        reasoningDeltaBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     */
+    public dev.luosho.v1.ReasoningDelta.Builder getReasoningDeltaBuilder() {
+      return internalGetReasoningDeltaFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ReasoningDeltaOrBuilder getReasoningDeltaOrBuilder() {
+      if ((payloadCase_ == 38) && (reasoningDeltaBuilder_ != null)) {
+        return reasoningDeltaBuilder_.getMessageOrBuilder();
+      } else {
+        if (payloadCase_ == 38) {
+          return (dev.luosho.v1.ReasoningDelta) payload_;
+        }
+        return dev.luosho.v1.ReasoningDelta.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ReasoningDelta, dev.luosho.v1.ReasoningDelta.Builder, dev.luosho.v1.ReasoningDeltaOrBuilder> 
+        internalGetReasoningDeltaFieldBuilder() {
+      if (reasoningDeltaBuilder_ == null) {
+        if (!(payloadCase_ == 38)) {
+          payload_ = dev.luosho.v1.ReasoningDelta.getDefaultInstance();
+        }
+        reasoningDeltaBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.ReasoningDelta, dev.luosho.v1.ReasoningDelta.Builder, dev.luosho.v1.ReasoningDeltaOrBuilder>(
+                (dev.luosho.v1.ReasoningDelta) payload_,
+                getParentForChildren(),
+                isClean());
+        payload_ = null;
+      }
+      payloadCase_ = 38;
+      onChanged();
+      return reasoningDeltaBuilder_;
+    }
+
     private dev.luosho.v1.SubAgentTag subagent_;
     private com.google.protobuf.SingleFieldBuilder<
         dev.luosho.v1.SubAgentTag, dev.luosho.v1.SubAgentTag.Builder, dev.luosho.v1.SubAgentTagOrBuilder> subagentBuilder_;
@@ -4802,7 +5010,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the subagent field is set.
      */
     public boolean hasSubagent() {
-      return ((bitField0_ & 0x00800000) != 0);
+      return ((bitField0_ & 0x01000000) != 0);
     }
     /**
      * <pre>
@@ -4835,7 +5043,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00800000;
+      bitField0_ |= 0x01000000;
       onChanged();
       return this;
     }
@@ -4853,7 +5061,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00800000;
+      bitField0_ |= 0x01000000;
       onChanged();
       return this;
     }
@@ -4866,7 +5074,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeSubagent(dev.luosho.v1.SubAgentTag value) {
       if (subagentBuilder_ == null) {
-        if (((bitField0_ & 0x00800000) != 0) &&
+        if (((bitField0_ & 0x01000000) != 0) &&
           subagent_ != null &&
           subagent_ != dev.luosho.v1.SubAgentTag.getDefaultInstance()) {
           getSubagentBuilder().mergeFrom(value);
@@ -4877,7 +5085,7 @@ private static final long serialVersionUID = 0L;
         subagentBuilder_.mergeFrom(value);
       }
       if (subagent_ != null) {
-        bitField0_ |= 0x00800000;
+        bitField0_ |= 0x01000000;
         onChanged();
       }
       return this;
@@ -4890,7 +5098,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public Builder clearSubagent() {
-      bitField0_ = (bitField0_ & ~0x00800000);
+      bitField0_ = (bitField0_ & ~0x01000000);
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -4907,7 +5115,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public dev.luosho.v1.SubAgentTag.Builder getSubagentBuilder() {
-      bitField0_ |= 0x00800000;
+      bitField0_ |= 0x01000000;
       onChanged();
       return internalGetSubagentFieldBuilder().getBuilder();
     }

@@ -338,6 +338,21 @@ public interface EventOrBuilder extends
   dev.luosho.v1.ProviderFallbackOrBuilder getProviderFallbackOrBuilder();
 
   /**
+   * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+   * @return Whether the reasoningDelta field is set.
+   */
+  boolean hasReasoningDelta();
+  /**
+   * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+   * @return The reasoningDelta.
+   */
+  dev.luosho.v1.ReasoningDelta getReasoningDelta();
+  /**
+   * <code>.luosho.v1.ReasoningDelta reasoning_delta = 38;</code>
+   */
+  dev.luosho.v1.ReasoningDeltaOrBuilder getReasoningDeltaOrBuilder();
+
+  /**
    * <pre>
    * Set on every event a sub-agent causes (R58); unset on the lead's.
    * </pre>

@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
     toolCallId_ = "";
     toolName_ = "";
     model_ = "";
+    reasoning_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -353,6 +354,72 @@ private static final long serialVersionUID = 0L;
     return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
   }
 
+  public static final int REASONING_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.luosho.v1.ReasoningBlock> reasoning_;
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.luosho.v1.ReasoningBlock> getReasoningList() {
+    return reasoning_;
+  }
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.luosho.v1.ReasoningBlockOrBuilder> 
+      getReasoningOrBuilderList() {
+    return reasoning_;
+  }
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  @java.lang.Override
+  public int getReasoningCount() {
+    return reasoning_.size();
+  }
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ReasoningBlock getReasoning(int index) {
+    return reasoning_.get(index);
+  }
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ReasoningBlockOrBuilder getReasoningOrBuilder(
+      int index) {
+    return reasoning_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -391,6 +458,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(8, getUsage());
     }
+    for (int i = 0; i < reasoning_.size(); i++) {
+      output.writeMessage(10, reasoning_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -428,6 +498,15 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(8, getUsage());
     }
+
+        {
+          final int count = reasoning_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(reasoning_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -470,6 +549,8 @@ private static final long serialVersionUID = 0L;
       if (!getUsage()
           .equals(other.getUsage())) return false;
     }
+    if (!getReasoningList()
+        .equals(other.getReasoningList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -501,6 +582,10 @@ private static final long serialVersionUID = 0L;
     if (hasUsage()) {
       hash = (37 * hash) + USAGE_FIELD_NUMBER;
       hash = (53 * hash) + getUsage().hashCode();
+    }
+    if (getReasoningCount() > 0) {
+      hash = (37 * hash) + REASONING_FIELD_NUMBER;
+      hash = (53 * hash) + getReasoningList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -634,6 +719,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetToolCallsFieldBuilder();
         internalGetUsageFieldBuilder();
+        internalGetReasoningFieldBuilder();
       }
     }
     @java.lang.Override
@@ -658,6 +744,13 @@ private static final long serialVersionUID = 0L;
         usageBuilder_.dispose();
         usageBuilder_ = null;
       }
+      if (reasoningBuilder_ == null) {
+        reasoning_ = java.util.Collections.emptyList();
+      } else {
+        reasoning_ = null;
+        reasoningBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000100);
       return this;
     }
 
@@ -699,6 +792,15 @@ private static final long serialVersionUID = 0L;
         result.toolCalls_ = toolCalls_;
       } else {
         result.toolCalls_ = toolCallsBuilder_.build();
+      }
+      if (reasoningBuilder_ == null) {
+        if (((bitField0_ & 0x00000100) != 0)) {
+          reasoning_ = java.util.Collections.unmodifiableList(reasoning_);
+          bitField0_ = (bitField0_ & ~0x00000100);
+        }
+        result.reasoning_ = reasoning_;
+      } else {
+        result.reasoning_ = reasoningBuilder_.build();
       }
     }
 
@@ -799,6 +901,32 @@ private static final long serialVersionUID = 0L;
       if (other.hasUsage()) {
         mergeUsage(other.getUsage());
       }
+      if (reasoningBuilder_ == null) {
+        if (!other.reasoning_.isEmpty()) {
+          if (reasoning_.isEmpty()) {
+            reasoning_ = other.reasoning_;
+            bitField0_ = (bitField0_ & ~0x00000100);
+          } else {
+            ensureReasoningIsMutable();
+            reasoning_.addAll(other.reasoning_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.reasoning_.isEmpty()) {
+          if (reasoningBuilder_.isEmpty()) {
+            reasoningBuilder_.dispose();
+            reasoningBuilder_ = null;
+            reasoning_ = other.reasoning_;
+            bitField0_ = (bitField0_ & ~0x00000100);
+            reasoningBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetReasoningFieldBuilder() : null;
+          } else {
+            reasoningBuilder_.addAllMessages(other.reasoning_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -875,6 +1003,19 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 82: {
+              dev.luosho.v1.ReasoningBlock m =
+                  input.readMessage(
+                      dev.luosho.v1.ReasoningBlock.parser(),
+                      extensionRegistry);
+              if (reasoningBuilder_ == null) {
+                ensureReasoningIsMutable();
+                reasoning_.add(m);
+              } else {
+                reasoningBuilder_.addMessage(m);
+              }
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1760,6 +1901,336 @@ private static final long serialVersionUID = 0L;
         usage_ = null;
       }
       return usageBuilder_;
+    }
+
+    private java.util.List<dev.luosho.v1.ReasoningBlock> reasoning_ =
+      java.util.Collections.emptyList();
+    private void ensureReasoningIsMutable() {
+      if (!((bitField0_ & 0x00000100) != 0)) {
+        reasoning_ = new java.util.ArrayList<dev.luosho.v1.ReasoningBlock>(reasoning_);
+        bitField0_ |= 0x00000100;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.luosho.v1.ReasoningBlock, dev.luosho.v1.ReasoningBlock.Builder, dev.luosho.v1.ReasoningBlockOrBuilder> reasoningBuilder_;
+
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public java.util.List<dev.luosho.v1.ReasoningBlock> getReasoningList() {
+      if (reasoningBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(reasoning_);
+      } else {
+        return reasoningBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public int getReasoningCount() {
+      if (reasoningBuilder_ == null) {
+        return reasoning_.size();
+      } else {
+        return reasoningBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public dev.luosho.v1.ReasoningBlock getReasoning(int index) {
+      if (reasoningBuilder_ == null) {
+        return reasoning_.get(index);
+      } else {
+        return reasoningBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder setReasoning(
+        int index, dev.luosho.v1.ReasoningBlock value) {
+      if (reasoningBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureReasoningIsMutable();
+        reasoning_.set(index, value);
+        onChanged();
+      } else {
+        reasoningBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder setReasoning(
+        int index, dev.luosho.v1.ReasoningBlock.Builder builderForValue) {
+      if (reasoningBuilder_ == null) {
+        ensureReasoningIsMutable();
+        reasoning_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        reasoningBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder addReasoning(dev.luosho.v1.ReasoningBlock value) {
+      if (reasoningBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureReasoningIsMutable();
+        reasoning_.add(value);
+        onChanged();
+      } else {
+        reasoningBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder addReasoning(
+        int index, dev.luosho.v1.ReasoningBlock value) {
+      if (reasoningBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureReasoningIsMutable();
+        reasoning_.add(index, value);
+        onChanged();
+      } else {
+        reasoningBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder addReasoning(
+        dev.luosho.v1.ReasoningBlock.Builder builderForValue) {
+      if (reasoningBuilder_ == null) {
+        ensureReasoningIsMutable();
+        reasoning_.add(builderForValue.build());
+        onChanged();
+      } else {
+        reasoningBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder addReasoning(
+        int index, dev.luosho.v1.ReasoningBlock.Builder builderForValue) {
+      if (reasoningBuilder_ == null) {
+        ensureReasoningIsMutable();
+        reasoning_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        reasoningBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder addAllReasoning(
+        java.lang.Iterable<? extends dev.luosho.v1.ReasoningBlock> values) {
+      if (reasoningBuilder_ == null) {
+        ensureReasoningIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, reasoning_);
+        onChanged();
+      } else {
+        reasoningBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder clearReasoning() {
+      if (reasoningBuilder_ == null) {
+        reasoning_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000100);
+        onChanged();
+      } else {
+        reasoningBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public Builder removeReasoning(int index) {
+      if (reasoningBuilder_ == null) {
+        ensureReasoningIsMutable();
+        reasoning_.remove(index);
+        onChanged();
+      } else {
+        reasoningBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public dev.luosho.v1.ReasoningBlock.Builder getReasoningBuilder(
+        int index) {
+      return internalGetReasoningFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public dev.luosho.v1.ReasoningBlockOrBuilder getReasoningOrBuilder(
+        int index) {
+      if (reasoningBuilder_ == null) {
+        return reasoning_.get(index);  } else {
+        return reasoningBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public java.util.List<? extends dev.luosho.v1.ReasoningBlockOrBuilder> 
+         getReasoningOrBuilderList() {
+      if (reasoningBuilder_ != null) {
+        return reasoningBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(reasoning_);
+      }
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public dev.luosho.v1.ReasoningBlock.Builder addReasoningBuilder() {
+      return internalGetReasoningFieldBuilder().addBuilder(
+          dev.luosho.v1.ReasoningBlock.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public dev.luosho.v1.ReasoningBlock.Builder addReasoningBuilder(
+        int index) {
+      return internalGetReasoningFieldBuilder().addBuilder(
+          index, dev.luosho.v1.ReasoningBlock.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * Assistant messages (R84): the reasoning the model returned with this turn, each block
+     * exactly as its provider sent it, sent back with the turn when the run continues.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+     */
+    public java.util.List<dev.luosho.v1.ReasoningBlock.Builder> 
+         getReasoningBuilderList() {
+      return internalGetReasoningFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.luosho.v1.ReasoningBlock, dev.luosho.v1.ReasoningBlock.Builder, dev.luosho.v1.ReasoningBlockOrBuilder> 
+        internalGetReasoningFieldBuilder() {
+      if (reasoningBuilder_ == null) {
+        reasoningBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.luosho.v1.ReasoningBlock, dev.luosho.v1.ReasoningBlock.Builder, dev.luosho.v1.ReasoningBlockOrBuilder>(
+                reasoning_,
+                ((bitField0_ & 0x00000100) != 0),
+                getParentForChildren(),
+                isClean());
+        reasoning_ = null;
+      }
+      return reasoningBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.Message)

@@ -159,4 +159,53 @@ public interface MessageOrBuilder extends
    * <code>.luosho.v1.Usage usage = 8;</code>
    */
   dev.luosho.v1.UsageOrBuilder getUsageOrBuilder();
+
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  java.util.List<dev.luosho.v1.ReasoningBlock> 
+      getReasoningList();
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  dev.luosho.v1.ReasoningBlock getReasoning(int index);
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  int getReasoningCount();
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  java.util.List<? extends dev.luosho.v1.ReasoningBlockOrBuilder> 
+      getReasoningOrBuilderList();
+  /**
+   * <pre>
+   * Assistant messages (R84): the reasoning the model returned with this turn, each block
+   * exactly as its provider sent it, sent back with the turn when the run continues.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.ReasoningBlock reasoning = 10;</code>
+   */
+  dev.luosho.v1.ReasoningBlockOrBuilder getReasoningOrBuilder(
+      int index);
 }
