@@ -15,6 +15,7 @@ how the file is laid out, not a second API.
 """
 
 from .agent import (
+    DEFAULT_COMPACTION_THRESHOLD,
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_SUBAGENT_DEPTH,
     DEFAULT_TOOL_CONCURRENCY,
@@ -22,6 +23,8 @@ from .agent import (
     USAGE_CAPS,
     AgentSpec,
     Budget,
+    Compaction,
+    CompactionStrategy,
     Drift,
     DriftPolicy,
     Fingerprint,
@@ -33,6 +36,7 @@ from .checkpoint import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Compacted,
     Decision,
     FinishReason,
     RunEnd,
@@ -53,6 +57,7 @@ from .records import (
 )
 
 __all__ = [
+    "DEFAULT_COMPACTION_THRESHOLD",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_SUBAGENT_DEPTH",
     "DEFAULT_REQUEST_ID_LIMIT",
@@ -60,6 +65,9 @@ __all__ = [
     "TASK_TOOL",
     "USAGE_CAPS",
     "AgentSpec",
+    "Compacted",
+    "Compaction",
+    "CompactionStrategy",
     "AppliedRequest",
     "Approval",
     "Budget",

@@ -47,6 +47,9 @@ class Message:
     #: were recorded. Not part of a message's identity (``key``, ``==``).
     model: str = field(default="", compare=False)
     usage: Usage | None = field(default=None, compare=False)
+    #: R85: a user or system message compaction never summarizes away (a flag the caller
+    #: sets on input). Not part of a message's identity.
+    pinned: bool = field(default=False, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         """Identity for merging input with a stored transcript: role, content, call ids."""
@@ -65,6 +68,8 @@ class Message:
             d["model"] = self.model
         if self.usage is not None:
             d["usage"] = self.usage.to_dict()
+        if self.pinned:  # absent when unset, as in messages saved before R85
+            d["pinned"] = True
         return d
 
     @classmethod
@@ -79,6 +84,7 @@ class Message:
             d.get("is_error", False),
             d.get("model", ""),
             Usage.from_dict(usage) if usage is not None else None,
+            d.get("pinned", False),
         )
 
 

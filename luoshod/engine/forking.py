@@ -105,6 +105,7 @@ async def fork(
     if patch.messages is not None:
         cp.messages = list(patch.messages)
         cp.run_start = min(cp.run_start, len(cp.messages))
+        cp.compaction = None  # R85: its marks were of the transcript replaced
     if patch.business_state_json is not None:
         cp.business_state_json = patch.business_state_json
     if patch.tool_result is not None:

@@ -181,6 +181,12 @@ const (
 	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
+	// INVALID_ARGUMENT: the agent has compaction and its model's context window is not in
+	// the daemon's configuration ([providers.NAME.context_windows]).
+	ErrorReason_ERROR_REASON_CONTEXT_WINDOW_UNKNOWN ErrorReason = 165
+	// INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
+	// protected tail.
+	ErrorReason_ERROR_REASON_INVALID_COMPACTION ErrorReason = 166
 )
 
 // Enum value maps for ErrorReason.
@@ -280,6 +286,8 @@ var (
 		155: "ERROR_REASON_ANSWER_REQUIRED",
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
+		165: "ERROR_REASON_CONTEXT_WINDOW_UNKNOWN",
+		166: "ERROR_REASON_INVALID_COMPACTION",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -376,6 +384,8 @@ var (
 		"ERROR_REASON_ANSWER_REQUIRED":               155,
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
+		"ERROR_REASON_CONTEXT_WINDOW_UNKNOWN":        165,
+		"ERROR_REASON_INVALID_COMPACTION":            166,
 	}
 )
 
@@ -642,6 +652,62 @@ func (FinishReason) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
+type CompactionStrategy int32
+
+const (
+	// BOTH.
+	CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED CompactionStrategy = 0
+	// Old tool results become a short marker; nothing is summarized.
+	CompactionStrategy_COMPACTION_STRATEGY_PRUNE CompactionStrategy = 1
+	// The oldest turns become one summary; no tool result is pruned.
+	CompactionStrategy_COMPACTION_STRATEGY_SUMMARIZE CompactionStrategy = 2
+	// Prune, then summarize if the request is still above the threshold.
+	CompactionStrategy_COMPACTION_STRATEGY_BOTH CompactionStrategy = 3
+)
+
+// Enum value maps for CompactionStrategy.
+var (
+	CompactionStrategy_name = map[int32]string{
+		0: "COMPACTION_STRATEGY_UNSPECIFIED",
+		1: "COMPACTION_STRATEGY_PRUNE",
+		2: "COMPACTION_STRATEGY_SUMMARIZE",
+		3: "COMPACTION_STRATEGY_BOTH",
+	}
+	CompactionStrategy_value = map[string]int32{
+		"COMPACTION_STRATEGY_UNSPECIFIED": 0,
+		"COMPACTION_STRATEGY_PRUNE":       1,
+		"COMPACTION_STRATEGY_SUMMARIZE":   2,
+		"COMPACTION_STRATEGY_BOTH":        3,
+	}
+)
+
+func (x CompactionStrategy) Enum() *CompactionStrategy {
+	p := new(CompactionStrategy)
+	*p = x
+	return p
+}
+
+func (x CompactionStrategy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CompactionStrategy) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+}
+
+func (CompactionStrategy) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[5]
+}
+
+func (x CompactionStrategy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CompactionStrategy.Descriptor instead.
+func (CompactionStrategy) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
 type McpRetryOn int32
 
 const (
@@ -681,11 +747,11 @@ func (x McpRetryOn) String() string {
 }
 
 func (McpRetryOn) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[6].Descriptor()
 }
 
 func (McpRetryOn) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[5]
+	return &file_luosho_v1_agent_proto_enumTypes[6]
 }
 
 func (x McpRetryOn) Number() protoreflect.EnumNumber {
@@ -694,7 +760,7 @@ func (x McpRetryOn) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpRetryOn.Descriptor instead.
 func (McpRetryOn) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 // Whether a daemon tool pauses the run for a human before it runs (R72).
@@ -732,11 +798,11 @@ func (x McpApproval) String() string {
 }
 
 func (McpApproval) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[6].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[7].Descriptor()
 }
 
 func (McpApproval) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[6]
+	return &file_luosho_v1_agent_proto_enumTypes[7]
 }
 
 func (x McpApproval) Number() protoreflect.EnumNumber {
@@ -745,7 +811,7 @@ func (x McpApproval) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpApproval.Descriptor instead.
 func (McpApproval) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 // What a pending approval asks for (R88).
@@ -784,11 +850,11 @@ func (x ApprovalKind) String() string {
 }
 
 func (ApprovalKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[7].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
 }
 
 func (ApprovalKind) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[7]
+	return &file_luosho_v1_agent_proto_enumTypes[8]
 }
 
 func (x ApprovalKind) Number() protoreflect.EnumNumber {
@@ -797,7 +863,7 @@ func (x ApprovalKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ApprovalKind.Descriptor instead.
 func (ApprovalKind) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 type RunMode int32
@@ -839,11 +905,11 @@ func (x RunMode) String() string {
 }
 
 func (RunMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
 }
 
 func (RunMode) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[8]
+	return &file_luosho_v1_agent_proto_enumTypes[9]
 }
 
 func (x RunMode) Number() protoreflect.EnumNumber {
@@ -852,7 +918,7 @@ func (x RunMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RunMode.Descriptor instead.
 func (RunMode) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 // The answer to a tool.reconcile (R77), in SubmitToolResultRequest.reconcile.
@@ -898,11 +964,11 @@ func (x ReconcileOutcome) String() string {
 }
 
 func (ReconcileOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
 }
 
 func (ReconcileOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[9]
+	return &file_luosho_v1_agent_proto_enumTypes[10]
 }
 
 func (x ReconcileOutcome) Number() protoreflect.EnumNumber {
@@ -911,7 +977,7 @@ func (x ReconcileOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReconcileOutcome.Descriptor instead.
 func (ReconcileOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 type ToolExecutor int32
@@ -948,11 +1014,11 @@ func (x ToolExecutor) String() string {
 }
 
 func (ToolExecutor) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
 }
 
 func (ToolExecutor) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[10]
+	return &file_luosho_v1_agent_proto_enumTypes[11]
 }
 
 func (x ToolExecutor) Number() protoreflect.EnumNumber {
@@ -961,7 +1027,7 @@ func (x ToolExecutor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolExecutor.Descriptor instead.
 func (ToolExecutor) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 // ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
@@ -1013,11 +1079,11 @@ func (x IfBusy) String() string {
 }
 
 func (IfBusy) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
 }
 
 func (IfBusy) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[11]
+	return &file_luosho_v1_agent_proto_enumTypes[12]
 }
 
 func (x IfBusy) Number() protoreflect.EnumNumber {
@@ -1026,7 +1092,7 @@ func (x IfBusy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use IfBusy.Descriptor instead.
 func (IfBusy) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 type SubmitOutcome int32
@@ -1064,11 +1130,11 @@ func (x SubmitOutcome) String() string {
 }
 
 func (SubmitOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[13].Descriptor()
 }
 
 func (SubmitOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[12]
+	return &file_luosho_v1_agent_proto_enumTypes[13]
 }
 
 func (x SubmitOutcome) Number() protoreflect.EnumNumber {
@@ -1077,7 +1143,7 @@ func (x SubmitOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubmitOutcome.Descriptor instead.
 func (SubmitOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 // How the daemon reaches an MCP server ([mcp_servers.NAME] command or url).
@@ -1116,11 +1182,11 @@ func (x McpTransport) String() string {
 }
 
 func (McpTransport) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[13].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[14].Descriptor()
 }
 
 func (McpTransport) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[13]
+	return &file_luosho_v1_agent_proto_enumTypes[14]
 }
 
 func (x McpTransport) Number() protoreflect.EnumNumber {
@@ -1129,7 +1195,7 @@ func (x McpTransport) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpTransport.Descriptor instead.
 func (McpTransport) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 // The state of the daemon's connection to an MCP server.
@@ -1171,11 +1237,11 @@ func (x McpServerState) String() string {
 }
 
 func (McpServerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[14].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[15].Descriptor()
 }
 
 func (McpServerState) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[14]
+	return &file_luosho_v1_agent_proto_enumTypes[15]
 }
 
 func (x McpServerState) Number() protoreflect.EnumNumber {
@@ -1184,7 +1250,7 @@ func (x McpServerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpServerState.Descriptor instead.
 func (McpServerState) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -1322,8 +1388,12 @@ type AgentSpec struct {
 	// JSON valid against. The provider's native structured output is used where there is one;
 	// an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
 	OutputSchemaJson string `protobuf:"bytes,65,opt,name=output_schema_json,json=outputSchemaJson,proto3" json:"output_schema_json,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Compaction (docs/reference/rules.md R85): before a model call whose request passes
+	// the threshold, old tool results become a marker, then the oldest turns one summary.
+	// Unset: never. Not part of the fingerprint.
+	Compaction    *Compaction `protobuf:"bytes,75,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -1461,6 +1531,177 @@ func (x *AgentSpec) GetOutputSchemaJson() string {
 	return ""
 }
 
+func (x *AgentSpec) GetCompaction() *Compaction {
+	if x != nil {
+		return x.Compaction
+	}
+	return nil
+}
+
+// When and how a long transcript is compacted before a model call (R85).
+type Compaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A share of the model's context window (above 0, at most 1); unset or 0: 0.8. The
+	// window is the daemon's configuration's ([providers.NAME.context_windows]).
+	Threshold float64 `protobuf:"fixed64,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// The newest messages within this many tokens are never pruned nor summarized.
+	ProtectTokens int64              `protobuf:"varint,2,opt,name=protect_tokens,json=protectTokens,proto3" json:"protect_tokens,omitempty"`
+	Strategy      CompactionStrategy `protobuf:"varint,3,opt,name=strategy,proto3,enum=luosho.v1.CompactionStrategy" json:"strategy,omitempty"`
+	// The model that writes the summary ("provider:model"); empty: the agent's.
+	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// Its settings; empty: the agent's when it is the agent's model, else none.
+	ModelSettingsJson string `protobuf:"bytes,5,opt,name=model_settings_json,json=modelSettingsJson,proto3" json:"model_settings_json,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Compaction) Reset() {
+	*x = Compaction{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Compaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Compaction) ProtoMessage() {}
+
+func (x *Compaction) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
+func (*Compaction) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Compaction) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *Compaction) GetProtectTokens() int64 {
+	if x != nil {
+		return x.ProtectTokens
+	}
+	return 0
+}
+
+func (x *Compaction) GetStrategy() CompactionStrategy {
+	if x != nil {
+		return x.Strategy
+	}
+	return CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED
+}
+
+func (x *Compaction) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *Compaction) GetModelSettingsJson() string {
+	if x != nil {
+		return x.ModelSettingsJson
+	}
+	return ""
+}
+
+// What compaction made of a checkpoint's transcript for the model (R85). `messages`
+// stays whole; a model call is sent: the system and pinned messages before
+// summarized_before, one user message with the summary, then the rest, each tool result
+// before pruned_before as a short marker.
+type CompactionState struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	PrunedBefore     int32                  `protobuf:"varint,1,opt,name=pruned_before,json=prunedBefore,proto3" json:"pruned_before,omitempty"`
+	SummarizedBefore int32                  `protobuf:"varint,2,opt,name=summarized_before,json=summarizedBefore,proto3" json:"summarized_before,omitempty"`
+	Summary          string                 `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The version of the save that recorded it (its History entry).
+	Version int64 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	// Compactions the session went through.
+	Count         int32 `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactionState) Reset() {
+	*x = CompactionState{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionState) ProtoMessage() {}
+
+func (x *CompactionState) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionState.ProtoReflect.Descriptor instead.
+func (*CompactionState) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CompactionState) GetPrunedBefore() int32 {
+	if x != nil {
+		return x.PrunedBefore
+	}
+	return 0
+}
+
+func (x *CompactionState) GetSummarizedBefore() int32 {
+	if x != nil {
+		return x.SummarizedBefore
+	}
+	return 0
+}
+
+func (x *CompactionState) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *CompactionState) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *CompactionState) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 // Limits of an agent: per run and over the session's whole life.
 type Limits struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1477,7 +1718,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1730,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1743,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Limits) GetRun() *Budget {
@@ -1543,7 +1784,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1555,7 +1796,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1568,7 +1809,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Budget) GetInputTokens() int64 {
@@ -1628,7 +1869,7 @@ type SubAgent struct {
 
 func (x *SubAgent) Reset() {
 	*x = SubAgent{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1881,7 @@ func (x *SubAgent) String() string {
 func (*SubAgent) ProtoMessage() {}
 
 func (x *SubAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1894,7 @@ func (x *SubAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgent.ProtoReflect.Descriptor instead.
 func (*SubAgent) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubAgent) GetName() string {
@@ -1693,7 +1934,7 @@ type SubAgentTag struct {
 
 func (x *SubAgentTag) Reset() {
 	*x = SubAgentTag{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1946,7 @@ func (x *SubAgentTag) String() string {
 func (*SubAgentTag) ProtoMessage() {}
 
 func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1959,7 @@ func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentTag.ProtoReflect.Descriptor instead.
 func (*SubAgentTag) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubAgentTag) GetName() string {
@@ -1770,7 +2011,7 @@ type McpServerUse struct {
 
 func (x *McpServerUse) Reset() {
 	*x = McpServerUse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +2023,7 @@ func (x *McpServerUse) String() string {
 func (*McpServerUse) ProtoMessage() {}
 
 func (x *McpServerUse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +2036,7 @@ func (x *McpServerUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerUse.ProtoReflect.Descriptor instead.
 func (*McpServerUse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *McpServerUse) GetName() string {
@@ -1848,7 +2089,7 @@ type McpRetryPolicy struct {
 
 func (x *McpRetryPolicy) Reset() {
 	*x = McpRetryPolicy{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +2101,7 @@ func (x *McpRetryPolicy) String() string {
 func (*McpRetryPolicy) ProtoMessage() {}
 
 func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +2114,7 @@ func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpRetryPolicy.ProtoReflect.Descriptor instead.
 func (*McpRetryPolicy) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *McpRetryPolicy) GetAttempts() int32 {
@@ -1910,7 +2151,7 @@ type McpToolOverride struct {
 
 func (x *McpToolOverride) Reset() {
 	*x = McpToolOverride{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2163,7 @@ func (x *McpToolOverride) String() string {
 func (*McpToolOverride) ProtoMessage() {}
 
 func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2176,7 @@ func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpToolOverride.ProtoReflect.Descriptor instead.
 func (*McpToolOverride) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *McpToolOverride) GetTool() string {
@@ -1978,7 +2219,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2231,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2244,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolCall) GetId() string {
@@ -2040,15 +2281,17 @@ type Message struct {
 	IsError    bool   `protobuf:"varint,6,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
 	// Assistant messages: the model that produced the turn ("provider:model") and what the
 	// call cost. Unset on messages saved before they were recorded.
-	Model         string `protobuf:"bytes,7,opt,name=model,proto3" json:"model,omitempty"`
-	Usage         *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	Model string `protobuf:"bytes,7,opt,name=model,proto3" json:"model,omitempty"`
+	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Input user or system messages: compaction never summarizes this one away (R85).
+	Pinned        bool `protobuf:"varint,15,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2303,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2316,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Message) GetRole() Role {
@@ -2132,6 +2375,13 @@ func (x *Message) GetUsage() *Usage {
 	return nil
 }
 
+func (x *Message) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
+}
+
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Input tokens, cached ones included.
@@ -2153,7 +2403,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2415,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2428,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -2255,7 +2505,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2517,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2530,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolCallRecord) GetCall() *ToolCall {
@@ -2333,7 +2583,7 @@ type AgentFingerprint struct {
 
 func (x *AgentFingerprint) Reset() {
 	*x = AgentFingerprint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2595,7 @@ func (x *AgentFingerprint) String() string {
 func (*AgentFingerprint) ProtoMessage() {}
 
 func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2608,7 @@ func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFingerprint.ProtoReflect.Descriptor instead.
 func (*AgentFingerprint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AgentFingerprint) GetHash() string {
@@ -2442,13 +2692,15 @@ type Checkpoint struct {
 	RunPausedMs      int64                  `protobuf:"varint,51,opt,name=run_paused_ms,json=runPausedMs,proto3" json:"run_paused_ms,omitempty"`
 	SessionStartedAt *timestamppb.Timestamp `protobuf:"bytes,52,opt,name=session_started_at,json=sessionStartedAt,proto3" json:"session_started_at,omitempty"`
 	SessionPausedMs  int64                  `protobuf:"varint,53,opt,name=session_paused_ms,json=sessionPausedMs,proto3" json:"session_paused_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// R85: what compaction made of `messages` for the model; unset: never compacted.
+	Compaction    *CompactionState `protobuf:"bytes,70,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2712,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2725,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Checkpoint) GetSessionId() string {
@@ -2651,6 +2903,13 @@ func (x *Checkpoint) GetSessionPausedMs() int64 {
 	return 0
 }
 
+func (x *Checkpoint) GetCompaction() *CompactionState {
+	if x != nil {
+		return x.Compaction
+	}
+	return nil
+}
+
 // The nested state of one unfinished sub-agent (R59).
 type SubAgentState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2673,7 +2932,7 @@ type SubAgentState struct {
 
 func (x *SubAgentState) Reset() {
 	*x = SubAgentState{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2944,7 @@ func (x *SubAgentState) String() string {
 func (*SubAgentState) ProtoMessage() {}
 
 func (x *SubAgentState) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2957,7 @@ func (x *SubAgentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentState.ProtoReflect.Descriptor instead.
 func (*SubAgentState) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubAgentState) GetCallId() string {
@@ -2792,7 +3051,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2804,7 +3063,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2817,7 +3076,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -2917,14 +3176,17 @@ type HistoryEntry struct {
 	// This save's link of the session's hash chain (R91): hex SHA-256 over the previous
 	// save's link and what this save wrote. Empty for a save recorded without one.
 	// `luoshod store verify` recomputes it.
-	Chain         string `protobuf:"bytes,10,opt,name=chain,proto3" json:"chain,omitempty"`
+	Chain string `protobuf:"bytes,10,opt,name=chain,proto3" json:"chain,omitempty"`
+	// R85: this save recorded a compaction (its own entry; the entries before it hold the
+	// transcript as the model saw it before).
+	Compaction    bool `protobuf:"varint,20,opt,name=compaction,proto3" json:"compaction,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2936,7 +3198,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2949,7 +3211,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -3022,6 +3284,13 @@ func (x *HistoryEntry) GetChain() string {
 	return ""
 }
 
+func (x *HistoryEntry) GetCompaction() bool {
+	if x != nil {
+		return x.Compaction
+	}
+	return false
+}
+
 type SessionSummary struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	SessionId    string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -3041,7 +3310,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3322,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3335,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -3164,6 +3433,8 @@ type Event struct {
 	//	*Event_ToolReconcile
 	//	*Event_ProviderRetry
 	//	*Event_ProviderFallback
+	//	*Event_CompactionStart
+	//	*Event_CompactionDone
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -3173,7 +3444,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3185,7 +3456,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3198,7 +3469,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Event) GetSessionId() string {
@@ -3403,6 +3674,24 @@ func (x *Event) GetProviderFallback() *ProviderFallback {
 	return nil
 }
 
+func (x *Event) GetCompactionStart() *CompactionStart {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_CompactionStart); ok {
+			return x.CompactionStart
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetCompactionDone() *CompactionDone {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_CompactionDone); ok {
+			return x.CompactionDone
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -3482,6 +3771,14 @@ type Event_ProviderFallback struct {
 	ProviderFallback *ProviderFallback `protobuf:"bytes,37,opt,name=provider_fallback,json=providerFallback,proto3,oneof"`
 }
 
+type Event_CompactionStart struct {
+	CompactionStart *CompactionStart `protobuf:"bytes,45,opt,name=compaction_start,json=compactionStart,proto3,oneof"`
+}
+
+type Event_CompactionDone struct {
+	CompactionDone *CompactionDone `protobuf:"bytes,46,opt,name=compaction_done,json=compactionDone,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -3516,6 +3813,10 @@ func (*Event_ProviderRetry) isEvent_Payload() {}
 
 func (*Event_ProviderFallback) isEvent_Payload() {}
 
+func (*Event_CompactionStart) isEvent_Payload() {}
+
+func (*Event_CompactionDone) isEvent_Payload() {}
+
 // type "run.start"
 type RunStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3530,7 +3831,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3542,7 +3843,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3555,7 +3856,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -3611,7 +3912,7 @@ type ApprovalResolved struct {
 
 func (x *ApprovalResolved) Reset() {
 	*x = ApprovalResolved{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3623,7 +3924,7 @@ func (x *ApprovalResolved) String() string {
 func (*ApprovalResolved) ProtoMessage() {}
 
 func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3636,7 +3937,7 @@ func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalResolved.ProtoReflect.Descriptor instead.
 func (*ApprovalResolved) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApprovalResolved) GetApprovalId() string {
@@ -3705,7 +4006,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3717,7 +4018,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3730,7 +4031,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -3752,7 +4053,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3764,7 +4065,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3777,7 +4078,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -3828,7 +4129,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3840,7 +4141,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3853,7 +4154,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -3919,7 +4220,7 @@ type ToolReconcile struct {
 
 func (x *ToolReconcile) Reset() {
 	*x = ToolReconcile{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3931,7 +4232,7 @@ func (x *ToolReconcile) String() string {
 func (*ToolReconcile) ProtoMessage() {}
 
 func (x *ToolReconcile) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3944,7 +4245,7 @@ func (x *ToolReconcile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolReconcile.ProtoReflect.Descriptor instead.
 func (*ToolReconcile) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ToolReconcile) GetStep() int32 {
@@ -3992,7 +4293,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4004,7 +4305,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4017,7 +4318,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -4080,7 +4381,7 @@ type ProviderRetry struct {
 
 func (x *ProviderRetry) Reset() {
 	*x = ProviderRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4092,7 +4393,7 @@ func (x *ProviderRetry) String() string {
 func (*ProviderRetry) ProtoMessage() {}
 
 func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4105,7 +4406,7 @@ func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderRetry.ProtoReflect.Descriptor instead.
 func (*ProviderRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ProviderRetry) GetStep() int32 {
@@ -4163,7 +4464,7 @@ type ProviderFallback struct {
 
 func (x *ProviderFallback) Reset() {
 	*x = ProviderFallback{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4175,7 +4476,7 @@ func (x *ProviderFallback) String() string {
 func (*ProviderFallback) ProtoMessage() {}
 
 func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4188,7 +4489,7 @@ func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderFallback.ProtoReflect.Descriptor instead.
 func (*ProviderFallback) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ProviderFallback) GetStep() int32 {
@@ -4247,7 +4548,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4259,7 +4560,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4272,7 +4573,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -4320,7 +4621,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +4633,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +4646,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -4368,7 +4669,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4380,7 +4681,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4393,7 +4694,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -4430,7 +4731,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4442,7 +4743,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4455,7 +4756,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -4518,7 +4819,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4530,7 +4831,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4543,7 +4844,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -4579,7 +4880,7 @@ type BudgetExceeded struct {
 
 func (x *BudgetExceeded) Reset() {
 	*x = BudgetExceeded{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4591,7 +4892,7 @@ func (x *BudgetExceeded) String() string {
 func (*BudgetExceeded) ProtoMessage() {}
 
 func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4604,7 +4905,7 @@ func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetExceeded.ProtoReflect.Descriptor instead.
 func (*BudgetExceeded) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BudgetExceeded) GetScope() string {
@@ -4657,6 +4958,188 @@ func (x *BudgetExceeded) GetPath() []string {
 }
 
 // type "run.done": the last event of a run's stream.
+// compaction.start (R85): the transcript is compacted before the model call of `step`.
+type CompactionStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// "threshold" (the request passed it) or "manual" (Compact).
+	Trigger string `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// The request's estimate (characters / 4) and the threshold, in tokens.
+	Tokens          int64 `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	ThresholdTokens int64 `protobuf:"varint,4,opt,name=threshold_tokens,json=thresholdTokens,proto3" json:"threshold_tokens,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CompactionStart) Reset() {
+	*x = CompactionStart{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionStart) ProtoMessage() {}
+
+func (x *CompactionStart) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionStart.ProtoReflect.Descriptor instead.
+func (*CompactionStart) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *CompactionStart) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *CompactionStart) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *CompactionStart) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *CompactionStart) GetThresholdTokens() int64 {
+	if x != nil {
+		return x.ThresholdTokens
+	}
+	return 0
+}
+
+// compaction.done (R85): what the compaction did; saved with it.
+type CompactionDone struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Step         int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Trigger      string                 `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	TokensBefore int64                  `protobuf:"varint,3,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter  int64                  `protobuf:"varint,4,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	// Tool results pruned, messages summarized.
+	Pruned     int32 `protobuf:"varint,5,opt,name=pruned,proto3" json:"pruned,omitempty"`
+	Summarized int32 `protobuf:"varint,6,opt,name=summarized,proto3" json:"summarized,omitempty"`
+	// Why the summary was not made (its call failed): the run goes on without it.
+	Error         string `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	SummaryModel  string `protobuf:"bytes,8,opt,name=summary_model,json=summaryModel,proto3" json:"summary_model,omitempty"`
+	Usage         *Usage `protobuf:"bytes,9,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactionDone) Reset() {
+	*x = CompactionDone{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionDone) ProtoMessage() {}
+
+func (x *CompactionDone) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionDone.ProtoReflect.Descriptor instead.
+func (*CompactionDone) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *CompactionDone) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *CompactionDone) GetTokensBefore() int64 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetTokensAfter() int64 {
+	if x != nil {
+		return x.TokensAfter
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetPruned() int32 {
+	if x != nil {
+		return x.Pruned
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetSummarized() int32 {
+	if x != nil {
+		return x.Summarized
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *CompactionDone) GetSummaryModel() string {
+	if x != nil {
+		return x.SummaryModel
+	}
+	return ""
+}
+
+func (x *CompactionDone) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 type RunDone struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	FinishReason FinishReason           `protobuf:"varint,1,opt,name=finish_reason,json=finishReason,proto3,enum=luosho.v1.FinishReason" json:"finish_reason,omitempty"`
@@ -4679,7 +5162,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4691,7 +5174,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4704,7 +5187,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -4801,7 +5284,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4813,7 +5296,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4826,7 +5309,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -4900,7 +5383,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4912,7 +5395,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4925,7 +5408,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -4975,7 +5458,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4987,7 +5470,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5000,7 +5483,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -5027,7 +5510,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5039,7 +5522,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5052,7 +5535,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -5080,7 +5563,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5092,7 +5575,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5105,7 +5588,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -5124,7 +5607,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5136,7 +5619,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5149,7 +5632,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -5172,7 +5655,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5184,7 +5667,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5197,7 +5680,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -5230,7 +5713,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5242,7 +5725,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5255,7 +5738,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -5285,7 +5768,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5297,7 +5780,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5310,7 +5793,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -5360,7 +5843,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5372,7 +5855,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5385,7 +5868,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -5411,7 +5894,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5423,7 +5906,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5436,7 +5919,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -5456,7 +5939,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5468,7 +5951,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5481,7 +5964,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -5500,7 +5983,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5512,7 +5995,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5525,7 +6008,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -5555,7 +6038,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5567,7 +6050,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5580,7 +6063,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -5633,7 +6116,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5645,7 +6128,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5658,7 +6141,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -5728,7 +6211,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5740,7 +6223,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5753,7 +6236,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -5817,7 +6300,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5829,7 +6312,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5842,7 +6325,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -5876,7 +6359,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5888,7 +6371,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5901,7 +6384,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -5928,7 +6411,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5940,7 +6423,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5953,7 +6436,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -5991,7 +6474,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6003,7 +6486,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6016,7 +6499,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -6084,7 +6567,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6096,7 +6579,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6109,7 +6592,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -6131,7 +6614,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6143,7 +6626,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6156,7 +6639,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -6190,7 +6673,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6202,7 +6685,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6215,7 +6698,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -6246,7 +6729,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6258,7 +6741,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6271,7 +6754,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -6312,7 +6795,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6324,7 +6807,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6337,7 +6820,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -6372,7 +6855,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6384,7 +6867,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6397,7 +6880,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -6446,7 +6929,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6458,7 +6941,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6471,7 +6954,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -6508,7 +6991,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6520,7 +7003,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6533,7 +7016,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -6575,7 +7058,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6587,7 +7070,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6600,7 +7083,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -6634,7 +7117,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6646,7 +7129,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6659,7 +7142,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -6693,7 +7176,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6705,7 +7188,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6718,7 +7201,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -6774,7 +7257,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6786,7 +7269,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6799,7 +7282,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -6863,7 +7346,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6875,7 +7358,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6888,7 +7371,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -6937,7 +7420,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6949,7 +7432,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6962,7 +7445,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -7034,7 +7517,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7046,7 +7529,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7059,7 +7542,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -7103,7 +7586,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7115,7 +7598,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7128,7 +7611,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -7161,7 +7644,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7173,7 +7656,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7186,7 +7669,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -7207,7 +7690,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7219,7 +7702,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7232,7 +7715,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -7252,7 +7735,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7264,7 +7747,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7277,7 +7760,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -7303,7 +7786,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[75]
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7315,7 +7798,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[75]
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7328,7 +7811,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *McpServer) GetName() string {
@@ -7388,7 +7871,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[76]
+	mi := &file_luosho_v1_agent_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7400,7 +7883,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[76]
+	mi := &file_luosho_v1_agent_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7413,7 +7896,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *McpTool) GetName() string {
@@ -7451,6 +7934,112 @@ func (x *McpTool) GetDestructiveHint() bool {
 	return false
 }
 
+type CompactRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Unset: the agent's strategy (BOTH when the agent has no compaction).
+	Strategy      CompactionStrategy `protobuf:"varint,2,opt,name=strategy,proto3,enum=luosho.v1.CompactionStrategy" json:"strategy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactRequest) Reset() {
+	*x = CompactRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactRequest) ProtoMessage() {}
+
+func (x *CompactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
+func (*CompactRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *CompactRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CompactRequest) GetStrategy() CompactionStrategy {
+	if x != nil {
+		return x.Strategy
+	}
+	return CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED
+}
+
+type CompactResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether a compaction was saved (false: nothing outside the protected tail to compact).
+	Compacted     bool        `protobuf:"varint,1,opt,name=compacted,proto3" json:"compacted,omitempty"`
+	Checkpoint    *Checkpoint `protobuf:"bytes,2,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactResponse) Reset() {
+	*x = CompactResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactResponse) ProtoMessage() {}
+
+func (x *CompactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
+func (*CompactResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *CompactResponse) GetCompacted() bool {
+	if x != nil {
+		return x.Compacted
+	}
+	return false
+}
+
+func (x *CompactResponse) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
 var File_luosho_v1_agent_proto protoreflect.FileDescriptor
 
 const file_luosho_v1_agent_proto_rawDesc = "" +
@@ -7463,7 +8052,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
 	"\treconcile\x18\x05 \x01(\bR\treconcile\x12\x1a\n" +
 	"\bquestion\x18\n" +
-	" \x01(\bR\bquestion\"\x9f\x06\n" +
+	" \x01(\bR\bquestion\"\xd6\x06\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7480,13 +8069,29 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01\x12)\n" +
 	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12'\n" +
 	"\x0ffallback_models\x18< \x03(\tR\x0efallbackModels\x12,\n" +
-	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJsonB\f\n" +
+	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJson\x125\n" +
+	"\n" +
+	"compaction\x18K \x01(\v2\x15.luosho.v1.CompactionR\n" +
+	"compactionB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
 	"\x10_tool_timeout_msB\x16\n" +
 	"\x14_approval_timeout_msB\x15\n" +
-	"\x13_max_subagent_depth\"\x86\x01\n" +
+	"\x13_max_subagent_depth\"\xd2\x01\n" +
+	"\n" +
+	"Compaction\x12\x1c\n" +
+	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x12%\n" +
+	"\x0eprotect_tokens\x18\x02 \x01(\x03R\rprotectTokens\x129\n" +
+	"\bstrategy\x18\x03 \x01(\x0e2\x1d.luosho.v1.CompactionStrategyR\bstrategy\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12.\n" +
+	"\x13model_settings_json\x18\x05 \x01(\tR\x11modelSettingsJson\"\xad\x01\n" +
+	"\x0fCompactionState\x12#\n" +
+	"\rpruned_before\x18\x01 \x01(\x05R\fprunedBefore\x12+\n" +
+	"\x11summarized_before\x18\x02 \x01(\x05R\x10summarizedBefore\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\x03R\aversion\x12\x14\n" +
+	"\x05count\x18\x05 \x01(\x05R\x05count\"\x86\x01\n" +
 	"\x06Limits\x12#\n" +
 	"\x03run\x18\x01 \x01(\v2\x11.luosho.v1.BudgetR\x03run\x12+\n" +
 	"\asession\x18\x02 \x01(\v2\x11.luosho.v1.BudgetR\asession\x12*\n" +
@@ -7538,7 +8143,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12%\n" +
-	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\x94\x02\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\xac\x02\n" +
 	"\aMessage\x12#\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x0f.luosho.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x122\n" +
@@ -7549,7 +8154,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12\x19\n" +
 	"\bis_error\x18\x06 \x01(\bR\aisError\x12\x14\n" +
 	"\x05model\x18\a \x01(\tR\x05model\x12&\n" +
-	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xc1\x02\n" +
+	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x16\n" +
+	"\x06pinned\x18\x0f \x01(\bR\x06pinned\"\xc1\x02\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12!\n" +
@@ -7576,7 +8182,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd2\n" +
 	"\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
@@ -7612,7 +8218,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0erun_started_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\frunStartedAt\x12\"\n" +
 	"\rrun_paused_ms\x183 \x01(\x03R\vrunPausedMs\x12H\n" +
 	"\x12session_started_at\x184 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartedAt\x12*\n" +
-	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x1a;\n" +
+	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x12:\n" +
+	"\n" +
+	"compaction\x18F \x01(\v2\x1a.luosho.v1.CompactionStateR\n" +
+	"compaction\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xb5\x02\n" +
@@ -7642,7 +8251,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
 	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\x12+\n" +
 	"\x04kind\x18) \x01(\x0e2\x17.luosho.v1.ApprovalKindR\x04kind\x12\x1a\n" +
-	"\bquestion\x18* \x01(\tR\bquestion\"\x8b\x03\n" +
+	"\bquestion\x18* \x01(\tR\bquestion\"\xab\x03\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -7657,7 +8266,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
 	"totalUsage\x12\x14\n" +
 	"\x05chain\x18\n" +
-	" \x01(\tR\x05chain\"\xab\x03\n" +
+	" \x01(\tR\x05chain\x12\x1e\n" +
+	"\n" +
+	"compaction\x18\x14 \x01(\bR\n" +
+	"compaction\"\xab\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +
@@ -7673,8 +8285,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\x84\n" +
-	"\n" +
+	"totalUsage\"\x93\v\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -7706,7 +8317,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0fbudget_exceeded\x18! \x01(\v2\x19.luosho.v1.BudgetExceededH\x00R\x0ebudgetExceeded\x12A\n" +
 	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x12A\n" +
 	"\x0eprovider_retry\x18$ \x01(\v2\x18.luosho.v1.ProviderRetryH\x00R\rproviderRetry\x12J\n" +
-	"\x11provider_fallback\x18% \x01(\v2\x1b.luosho.v1.ProviderFallbackH\x00R\x10providerFallback\x122\n" +
+	"\x11provider_fallback\x18% \x01(\v2\x1b.luosho.v1.ProviderFallbackH\x00R\x10providerFallback\x12G\n" +
+	"\x10compaction_start\x18- \x01(\v2\x1a.luosho.v1.CompactionStartH\x00R\x0fcompactionStart\x12D\n" +
+	"\x0fcompaction_done\x18. \x01(\v2\x19.luosho.v1.CompactionDoneH\x00R\x0ecompactionDone\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -7809,7 +8422,24 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"worst_case\x18\x05 \x01(\x01R\tworstCase\x12&\n" +
 	"\x05usage\x18\x06 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x12\n" +
-	"\x04path\x18\a \x03(\tR\x04path\"\xee\x02\n" +
+	"\x04path\x18\a \x03(\tR\x04path\"\x82\x01\n" +
+	"\x0fCompactionStart\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12\x16\n" +
+	"\x06tokens\x18\x03 \x01(\x03R\x06tokens\x12)\n" +
+	"\x10threshold_tokens\x18\x04 \x01(\x03R\x0fthresholdTokens\"\xa1\x02\n" +
+	"\x0eCompactionDone\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12#\n" +
+	"\rtokens_before\x18\x03 \x01(\x03R\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\x04 \x01(\x03R\vtokensAfter\x12\x16\n" +
+	"\x06pruned\x18\x05 \x01(\x05R\x06pruned\x12\x1e\n" +
+	"\n" +
+	"summarized\x18\x06 \x01(\x05R\n" +
+	"summarized\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x12#\n" +
+	"\rsummary_model\x18\b \x01(\tR\fsummaryModel\x12&\n" +
+	"\x05usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xee\x02\n" +
 	"\aRunDone\x12<\n" +
 	"\rfinish_reason\x18\x01 \x01(\x0e2\x17.luosho.v1.FinishReasonR\ffinishReason\x123\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12\x1d\n" +
@@ -8062,7 +8692,16 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\x9b\x1b\n" +
+	"\x11_destructive_hint\"j\n" +
+	"\x0eCompactRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x129\n" +
+	"\bstrategy\x18\x02 \x01(\x0e2\x1d.luosho.v1.CompactionStrategyR\bstrategy\"f\n" +
+	"\x0fCompactResponse\x12\x1c\n" +
+	"\tcompacted\x18\x01 \x01(\bR\tcompacted\x125\n" +
+	"\n" +
+	"checkpoint\x18\x02 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
+	"checkpoint*\xeb\x1b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -8158,7 +8797,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
 	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
-	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
+	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01\x12(\n" +
+	"#ERROR_REASON_CONTEXT_WINDOW_UNKNOWN\x10\xa5\x01\x12$\n" +
+	"\x1fERROR_REASON_INVALID_COMPACTION\x10\xa6\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -8183,7 +8824,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04\x12!\n" +
 	"\x1dFINISH_REASON_BUDGET_EXCEEDED\x10\x05\x12#\n" +
 	"\x1fFINISH_REASON_DEADLINE_EXCEEDED\x10\x06\x12 \n" +
-	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a*\x7f\n" +
+	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a*\x99\x01\n" +
+	"\x12CompactionStrategy\x12#\n" +
+	"\x1fCOMPACTION_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19COMPACTION_STRATEGY_PRUNE\x10\x01\x12!\n" +
+	"\x1dCOMPACTION_STRATEGY_SUMMARIZE\x10\x02\x12\x1c\n" +
+	"\x18COMPACTION_STRATEGY_BOTH\x10\x03*\x7f\n" +
 	"\n" +
 	"McpRetryOn\x12\x1c\n" +
 	"\x18MCP_RETRY_ON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -8230,7 +8876,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1cMCP_SERVER_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cMCP_SERVER_STATE_NOT_STARTED\x10\x01\x12\x1c\n" +
 	"\x18MCP_SERVER_STATE_RUNNING\x10\x02\x12\x19\n" +
-	"\x15MCP_SERVER_STATE_DOWN\x10\x032\xda\b\n" +
+	"\x15MCP_SERVER_STATE_DOWN\x10\x032\x9c\t\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -8247,7 +8893,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aCompare\x12\x19.luosho.v1.CompareRequest\x1a\x1a.luosho.v1.CompareResponse\x12<\n" +
 	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12U\n" +
 	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponse\x12O\n" +
-	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponseB\x1d\n" +
+	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponse\x12@\n" +
+	"\aCompact\x12\x19.luosho.v1.CompactRequest\x1a\x1a.luosho.v1.CompactResponseB\x1d\n" +
 	"\rdev.luosho.v1B\n" +
 	"AgentProtoP\x01b\x06proto3"
 
@@ -8263,272 +8910,289 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 16)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 2: luosho.v1.AgentDriftPolicy
 	(CheckpointStatus)(0),            // 3: luosho.v1.CheckpointStatus
 	(FinishReason)(0),                // 4: luosho.v1.FinishReason
-	(McpRetryOn)(0),                  // 5: luosho.v1.McpRetryOn
-	(McpApproval)(0),                 // 6: luosho.v1.McpApproval
-	(ApprovalKind)(0),                // 7: luosho.v1.ApprovalKind
-	(RunMode)(0),                     // 8: luosho.v1.RunMode
-	(ReconcileOutcome)(0),            // 9: luosho.v1.ReconcileOutcome
-	(ToolExecutor)(0),                // 10: luosho.v1.ToolExecutor
-	(IfBusy)(0),                      // 11: luosho.v1.IfBusy
-	(SubmitOutcome)(0),               // 12: luosho.v1.SubmitOutcome
-	(McpTransport)(0),                // 13: luosho.v1.McpTransport
-	(McpServerState)(0),              // 14: luosho.v1.McpServerState
-	(*ToolSpec)(nil),                 // 15: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 16: luosho.v1.AgentSpec
-	(*Limits)(nil),                   // 17: luosho.v1.Limits
-	(*Budget)(nil),                   // 18: luosho.v1.Budget
-	(*SubAgent)(nil),                 // 19: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 20: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 21: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 22: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 23: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 24: luosho.v1.ToolCall
-	(*Message)(nil),                  // 25: luosho.v1.Message
-	(*Usage)(nil),                    // 26: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 27: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 28: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 29: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 30: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 31: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 32: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 33: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 34: luosho.v1.Event
-	(*RunStart)(nil),                 // 35: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 36: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 37: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 38: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 39: luosho.v1.ToolCallRequested
-	(*ToolReconcile)(nil),            // 40: luosho.v1.ToolReconcile
-	(*ToolRetry)(nil),                // 41: luosho.v1.ToolRetry
-	(*ProviderRetry)(nil),            // 42: luosho.v1.ProviderRetry
-	(*ProviderFallback)(nil),         // 43: luosho.v1.ProviderFallback
-	(*ToolResult)(nil),               // 44: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 45: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 46: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 47: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 48: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 49: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 50: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 51: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 52: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 53: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 54: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 55: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 56: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 57: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 58: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 59: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 60: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 61: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 62: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 63: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 64: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 65: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 66: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 67: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 68: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 69: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 70: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 71: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 72: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 73: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 74: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 75: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 76: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 77: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 78: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 79: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 80: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 81: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 82: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 83: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 84: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 85: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 86: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 87: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 88: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 89: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 90: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 91: luosho.v1.McpTool
-	nil,                              // 92: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 93: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 94: luosho.v1.GetSessionResponse.UsageByModelEntry
-	nil,                              // 95: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 96: google.protobuf.Timestamp
+	(CompactionStrategy)(0),          // 5: luosho.v1.CompactionStrategy
+	(McpRetryOn)(0),                  // 6: luosho.v1.McpRetryOn
+	(McpApproval)(0),                 // 7: luosho.v1.McpApproval
+	(ApprovalKind)(0),                // 8: luosho.v1.ApprovalKind
+	(RunMode)(0),                     // 9: luosho.v1.RunMode
+	(ReconcileOutcome)(0),            // 10: luosho.v1.ReconcileOutcome
+	(ToolExecutor)(0),                // 11: luosho.v1.ToolExecutor
+	(IfBusy)(0),                      // 12: luosho.v1.IfBusy
+	(SubmitOutcome)(0),               // 13: luosho.v1.SubmitOutcome
+	(McpTransport)(0),                // 14: luosho.v1.McpTransport
+	(McpServerState)(0),              // 15: luosho.v1.McpServerState
+	(*ToolSpec)(nil),                 // 16: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 17: luosho.v1.AgentSpec
+	(*Compaction)(nil),               // 18: luosho.v1.Compaction
+	(*CompactionState)(nil),          // 19: luosho.v1.CompactionState
+	(*Limits)(nil),                   // 20: luosho.v1.Limits
+	(*Budget)(nil),                   // 21: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 22: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 23: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 24: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 25: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 26: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 27: luosho.v1.ToolCall
+	(*Message)(nil),                  // 28: luosho.v1.Message
+	(*Usage)(nil),                    // 29: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 30: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 31: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 32: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 33: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 34: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 35: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 36: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 37: luosho.v1.Event
+	(*RunStart)(nil),                 // 38: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 39: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 40: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 41: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 42: luosho.v1.ToolCallRequested
+	(*ToolReconcile)(nil),            // 43: luosho.v1.ToolReconcile
+	(*ToolRetry)(nil),                // 44: luosho.v1.ToolRetry
+	(*ProviderRetry)(nil),            // 45: luosho.v1.ProviderRetry
+	(*ProviderFallback)(nil),         // 46: luosho.v1.ProviderFallback
+	(*ToolResult)(nil),               // 47: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 48: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 49: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 50: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 51: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 52: luosho.v1.BudgetExceeded
+	(*CompactionStart)(nil),          // 53: luosho.v1.CompactionStart
+	(*CompactionDone)(nil),           // 54: luosho.v1.CompactionDone
+	(*RunDone)(nil),                  // 55: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 56: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 57: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 58: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 59: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 60: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 61: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 62: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 63: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 64: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 65: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 66: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 67: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 68: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 69: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 70: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 71: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 72: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 73: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 74: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 75: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 76: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 77: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 78: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 79: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 80: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 81: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 82: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 83: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 84: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 85: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 86: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 87: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 88: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 89: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 90: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 91: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 92: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 93: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 94: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 95: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 96: luosho.v1.McpTool
+	(*CompactRequest)(nil),           // 97: luosho.v1.CompactRequest
+	(*CompactResponse)(nil),          // 98: luosho.v1.CompactResponse
+	nil,                              // 99: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 100: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 101: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 102: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 103: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	15,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	16,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	21,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	19,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	17,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
-	18,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
-	18,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
-	16,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	22,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	23,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
-	5,   // 10: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
-	6,   // 11: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	22,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
-	1,   // 13: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	24,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	26,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
-	24,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	92,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	25,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	26,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	28,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	27,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	96,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	16,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	26,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	47,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	26,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	30,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	25,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	93,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
-	30,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	96,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	96,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
-	25,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	26,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	28,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	24,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	28,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	96,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	96,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	7,   // 43: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	96,  // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 45: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	29,  // 46: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	26,  // 47: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	26,  // 48: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
-	3,   // 49: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 50: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	96,  // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	26,  // 53: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	96,  // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	35,  // 55: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	37,  // 56: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	38,  // 57: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	39,  // 58: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	44,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	45,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	50,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	47,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	46,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	48,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	41,  // 65: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	53,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	36,  // 67: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	49,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	40,  // 69: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	42,  // 70: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	43,  // 71: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	20,  // 72: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	8,   // 73: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	28,  // 74: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	25,  // 75: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	26,  // 76: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	24,  // 77: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	10,  // 78: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	9,   // 79: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	24,  // 80: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	31,  // 81: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	26,  // 82: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 83: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 84: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 85: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	25,  // 86: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	16,  // 87: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	11,  // 88: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	25,  // 89: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	11,  // 90: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	96,  // 91: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	34,  // 92: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	16,  // 93: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 94: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 95: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	12,  // 96: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	29,  // 97: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	52,  // 98: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	65,  // 99: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	94,  // 100: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	95,  // 101: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	96,  // 102: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	96,  // 103: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 104: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	33,  // 105: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	16,  // 106: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 107: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	31,  // 108: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	32,  // 109: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	25,  // 110: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	77,  // 111: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	76,  // 112: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	29,  // 113: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	82,  // 114: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	26,  // 115: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	81,  // 116: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	83,  // 117: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 118: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 119: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	81,  // 120: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	81,  // 121: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	84,  // 122: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	34,  // 123: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	90,  // 124: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	13,  // 125: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	14,  // 126: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	91,  // 127: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	26,  // 128: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	51,  // 129: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	57,  // 130: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	59,  // 131: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	61,  // 132: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	63,  // 133: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	66,  // 134: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	68,  // 135: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	70,  // 136: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	72,  // 137: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	74,  // 138: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	78,  // 139: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	80,  // 140: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	86,  // 141: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	88,  // 142: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	54,  // 143: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	56,  // 144: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	58,  // 145: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	60,  // 146: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	62,  // 147: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	64,  // 148: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	67,  // 149: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	69,  // 150: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	71,  // 151: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	73,  // 152: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	75,  // 153: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	79,  // 154: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	85,  // 155: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	87,  // 156: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	89,  // 157: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	55,  // 158: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	144, // [144:159] is the sub-list for method output_type
-	129, // [129:144] is the sub-list for method input_type
-	129, // [129:129] is the sub-list for extension type_name
-	129, // [129:129] is the sub-list for extension extendee
-	0,   // [0:129] is the sub-list for field type_name
+	24,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	22,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	20,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	18,  // 5: luosho.v1.AgentSpec.compaction:type_name -> luosho.v1.Compaction
+	5,   // 6: luosho.v1.Compaction.strategy:type_name -> luosho.v1.CompactionStrategy
+	21,  // 7: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	21,  // 8: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	17,  // 9: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	25,  // 10: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	26,  // 11: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	6,   // 12: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	7,   // 13: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	25,  // 14: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	1,   // 15: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	27,  // 16: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	29,  // 17: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	27,  // 18: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	99,  // 19: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	28,  // 20: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	29,  // 21: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	3,   // 22: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 23: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	31,  // 24: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	30,  // 25: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	103, // 26: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	17,  // 27: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	29,  // 28: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	50,  // 29: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	29,  // 30: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	33,  // 31: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	28,  // 32: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	100, // 33: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	33,  // 34: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	103, // 35: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	103, // 36: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	19,  // 37: luosho.v1.Checkpoint.compaction:type_name -> luosho.v1.CompactionState
+	28,  // 38: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	29,  // 39: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	31,  // 40: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	27,  // 41: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	27,  // 42: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	31,  // 43: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	103, // 44: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	103, // 45: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	8,   // 46: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
+	103, // 47: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 48: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	32,  // 49: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	29,  // 50: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	29,  // 51: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 52: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 53: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	103, // 54: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	50,  // 55: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	29,  // 56: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	103, // 57: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	38,  // 58: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	40,  // 59: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	41,  // 60: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	42,  // 61: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	47,  // 62: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	48,  // 63: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	55,  // 64: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	50,  // 65: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	49,  // 66: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	51,  // 67: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	44,  // 68: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	58,  // 69: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	39,  // 70: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	52,  // 71: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	43,  // 72: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	45,  // 73: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	46,  // 74: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	53,  // 75: luosho.v1.Event.compaction_start:type_name -> luosho.v1.CompactionStart
+	54,  // 76: luosho.v1.Event.compaction_done:type_name -> luosho.v1.CompactionDone
+	23,  // 77: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	9,   // 78: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	31,  // 79: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	28,  // 80: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	29,  // 81: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	27,  // 82: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	11,  // 83: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	10,  // 84: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	27,  // 85: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	34,  // 86: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	29,  // 87: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	29,  // 88: luosho.v1.CompactionDone.usage:type_name -> luosho.v1.Usage
+	4,   // 89: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 90: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	29,  // 91: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	28,  // 92: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	17,  // 93: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	12,  // 94: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	28,  // 95: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	12,  // 96: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	103, // 97: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	37,  // 98: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	17,  // 99: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	37,  // 100: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	10,  // 101: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	13,  // 102: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	32,  // 103: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	57,  // 104: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	70,  // 105: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	101, // 106: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	102, // 107: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	103, // 108: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	103, // 109: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 110: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	36,  // 111: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	17,  // 112: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	37,  // 113: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	34,  // 114: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	35,  // 115: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	28,  // 116: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	82,  // 117: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	81,  // 118: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	32,  // 119: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	87,  // 120: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	29,  // 121: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	86,  // 122: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	88,  // 123: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 124: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 125: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	86,  // 126: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	86,  // 127: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	89,  // 128: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	37,  // 129: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	95,  // 130: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	14,  // 131: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	15,  // 132: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	96,  // 133: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	5,   // 134: luosho.v1.CompactRequest.strategy:type_name -> luosho.v1.CompactionStrategy
+	32,  // 135: luosho.v1.CompactResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	29,  // 136: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	56,  // 137: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	62,  // 138: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	64,  // 139: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	66,  // 140: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	68,  // 141: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	71,  // 142: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	73,  // 143: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	75,  // 144: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	77,  // 145: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	79,  // 146: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	83,  // 147: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	85,  // 148: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	91,  // 149: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	93,  // 150: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	59,  // 151: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	97,  // 152: luosho.v1.AgentService.Compact:input_type -> luosho.v1.CompactRequest
+	61,  // 153: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	63,  // 154: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	65,  // 155: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	67,  // 156: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	69,  // 157: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	72,  // 158: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	74,  // 159: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	76,  // 160: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	78,  // 161: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	80,  // 162: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	84,  // 163: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	90,  // 164: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	92,  // 165: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	94,  // 166: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	60,  // 167: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	98,  // 168: luosho.v1.AgentService.Compact:output_type -> luosho.v1.CompactResponse
+	153, // [153:169] is the sub-list for method output_type
+	137, // [137:153] is the sub-list for method input_type
+	137, // [137:137] is the sub-list for extension type_name
+	137, // [137:137] is the sub-list for extension extendee
+	0,   // [0:137] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8537,11 +9201,11 @@ func file_luosho_v1_agent_proto_init() {
 		return
 	}
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[3].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[5].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[8].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[12].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[19].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[14].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[21].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -8559,20 +9223,22 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ToolReconcile)(nil),
 		(*Event_ProviderRetry)(nil),
 		(*Event_ProviderFallback)(nil),
+		(*Event_CompactionStart)(nil),
+		(*Event_CompactionDone)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[36].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[52].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[67].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[76].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[40].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[56].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[65].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[71].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[74].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[80].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      15,
-			NumMessages:   81,
+			NumEnums:      16,
+			NumMessages:   87,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

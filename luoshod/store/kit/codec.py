@@ -61,6 +61,9 @@ as a length-prefixed string, a varint ``k`` (0: no usage; else the number of cou
 ``k`` varints (prompt, completion, total tokens, model calls, cached input, cache write,
 reasoning tokens) and, when ``k`` > 0, the cost as an 8-byte big-endian double. Bit 0 is
 ``is_error`` as before; records without the bit are laid out as format 3's.
+
+**Pinned messages (format 6).** Bit 2 (``0x04``) of a record's ``is_error`` byte marks a
+pinned message (``Message.pinned``, R85); its layout is format 5's.
 :func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
 keeps reading the JSON headers it held before (rows of both forms may sit side by
 side). PostgreSQL keeps the JSON, in a ``json`` column an operator can query.
@@ -93,7 +96,7 @@ from ...domain import (
 from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 _HEADER = struct.Struct(">BBIHHI")  # formats 0 to 2
 _OWNER = struct.Struct(">I")  # format 2: after the header
@@ -103,6 +106,7 @@ _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 _META = 4  # format 2, owned: the task's description
 _AGENT = 5  # format 3, the lead's: the agent spec and fingerprint (an AgentRecord)
 _TURN_META = 0x02  # format 5, in the is_error byte: the turn's model and usage follow
+_PINNED = 0x04  # format 6, in the is_error byte: a pinned message (R85)
 _COST = struct.Struct(">d")
 
 
@@ -553,7 +557,12 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
     _check(len(name), _MAX_SHORT, "tool name")
     meta = bool(m.model) or m.usage is not None
     parts = [
-        bytes((_MARK | _ROLE_CODES[m.role], m.is_error | (_TURN_META if meta else 0))),
+        bytes(
+            (
+                _MARK | _ROLE_CODES[m.role],
+                m.is_error | (_TURN_META if meta else 0) | (_PINNED if m.pinned else 0),
+            )
+        ),
         varint(owner),
         varint(len(content)),
         varint(len(call_id)),
@@ -689,6 +698,17 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                     bool(is_error & 1),
                     model,
                     usage,
+                    bool(is_error & _PINNED and mark >> 4 >= 6),
+                )
+            elif mark >> 4 >= 5:
+                m = Message(
+                    _ROLES[role],
+                    fields[0],
+                    tuple(calls),
+                    fields[1],
+                    fields[2],
+                    bool(is_error & 1),
+                    pinned=bool(is_error & _PINNED and mark >> 4 >= 6),
                 )
             else:
                 m = Message(

@@ -686,6 +686,50 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int COMPACTION_FIELD_NUMBER = 75;
+  private dev.luosho.v1.Compaction compaction_;
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   * @return Whether the compaction field is set.
+   */
+  @java.lang.Override
+  public boolean hasCompaction() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   * @return The compaction.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Compaction getCompaction() {
+    return compaction_ == null ? dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+  }
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionOrBuilder getCompactionOrBuilder() {
+    return compaction_ == null ? dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -744,6 +788,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 65, outputSchemaJson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeMessage(75, getCompaction());
     }
     getUnknownFields().writeTo(output);
   }
@@ -824,6 +871,10 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(65, outputSchemaJson_);
     }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(75, getCompaction());
+    }
     return size;
   }
   @java.lang.Override
@@ -895,6 +946,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getFallbackModelsList())) return false;
     if (!getOutputSchemaJson()
         .equals(other.getOutputSchemaJson())) return false;
+    if (hasCompaction() != other.hasCompaction()) return false;
+    if (hasCompaction()) {
+      if (!getCompaction()
+          .equals(other.getCompaction())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -958,6 +1014,10 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + OUTPUT_SCHEMA_JSON_FIELD_NUMBER;
     hash = (53 * hash) + getOutputSchemaJson().hashCode();
+    if (hasCompaction()) {
+      hash = (37 * hash) + COMPACTION_FIELD_NUMBER;
+      hash = (53 * hash) + getCompaction().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1096,6 +1156,7 @@ private static final long serialVersionUID = 0L;
         internalGetMcpServersFieldBuilder();
         internalGetSubagentsFieldBuilder();
         internalGetLimitsFieldBuilder();
+        internalGetCompactionFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1140,6 +1201,11 @@ private static final long serialVersionUID = 0L;
       fallbackModels_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       outputSchemaJson_ = "";
+      compaction_ = null;
+      if (compactionBuilder_ != null) {
+        compactionBuilder_.dispose();
+        compactionBuilder_ = null;
+      }
       return this;
     }
 
@@ -1249,6 +1315,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00004000) != 0)) {
         result.outputSchemaJson_ = outputSchemaJson_;
+      }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.compaction_ = compactionBuilder_ == null
+            ? compaction_
+            : compactionBuilder_.build();
+        to_bitField0_ |= 0x00000040;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1394,6 +1466,9 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00004000;
         onChanged();
       }
+      if (other.hasCompaction()) {
+        mergeCompaction(other.getCompaction());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1521,6 +1596,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 522
+            case 602: {
+              input.readMessage(
+                  internalGetCompactionFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 602
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3481,6 +3563,181 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00004000;
       onChanged();
       return this;
+    }
+
+    private dev.luosho.v1.Compaction compaction_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Compaction, dev.luosho.v1.Compaction.Builder, dev.luosho.v1.CompactionOrBuilder> compactionBuilder_;
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     * @return Whether the compaction field is set.
+     */
+    public boolean hasCompaction() {
+      return ((bitField0_ & 0x00008000) != 0);
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     * @return The compaction.
+     */
+    public dev.luosho.v1.Compaction getCompaction() {
+      if (compactionBuilder_ == null) {
+        return compaction_ == null ? dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+      } else {
+        return compactionBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder setCompaction(dev.luosho.v1.Compaction value) {
+      if (compactionBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        compaction_ = value;
+      } else {
+        compactionBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder setCompaction(
+        dev.luosho.v1.Compaction.Builder builderForValue) {
+      if (compactionBuilder_ == null) {
+        compaction_ = builderForValue.build();
+      } else {
+        compactionBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder mergeCompaction(dev.luosho.v1.Compaction value) {
+      if (compactionBuilder_ == null) {
+        if (((bitField0_ & 0x00008000) != 0) &&
+          compaction_ != null &&
+          compaction_ != dev.luosho.v1.Compaction.getDefaultInstance()) {
+          getCompactionBuilder().mergeFrom(value);
+        } else {
+          compaction_ = value;
+        }
+      } else {
+        compactionBuilder_.mergeFrom(value);
+      }
+      if (compaction_ != null) {
+        bitField0_ |= 0x00008000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder clearCompaction() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      compaction_ = null;
+      if (compactionBuilder_ != null) {
+        compactionBuilder_.dispose();
+        compactionBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public dev.luosho.v1.Compaction.Builder getCompactionBuilder() {
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return internalGetCompactionFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public dev.luosho.v1.CompactionOrBuilder getCompactionOrBuilder() {
+      if (compactionBuilder_ != null) {
+        return compactionBuilder_.getMessageOrBuilder();
+      } else {
+        return compaction_ == null ?
+            dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+      }
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Compaction, dev.luosho.v1.Compaction.Builder, dev.luosho.v1.CompactionOrBuilder> 
+        internalGetCompactionFieldBuilder() {
+      if (compactionBuilder_ == null) {
+        compactionBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Compaction, dev.luosho.v1.Compaction.Builder, dev.luosho.v1.CompactionOrBuilder>(
+                getCompaction(),
+                getParentForChildren(),
+                isClean());
+        compaction_ = null;
+      }
+      return compactionBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)

@@ -543,6 +543,24 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
    */
   ERROR_REASON_INVALID_FALLBACK_MODELS(145),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: the agent has compaction and its model's context window is not in
+   * the daemon's configuration ([providers.NAME.context_windows]).
+   * </pre>
+   *
+   * <code>ERROR_REASON_CONTEXT_WINDOW_UNKNOWN = 165;</code>
+   */
+  ERROR_REASON_CONTEXT_WINDOW_UNKNOWN(165),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
+   * protected tail.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
+   */
+  ERROR_REASON_INVALID_COMPACTION(166),
   UNRECOGNIZED(-1),
   ;
 
@@ -1078,6 +1096,24 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
    */
   public static final int ERROR_REASON_INVALID_FALLBACK_MODELS_VALUE = 145;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: the agent has compaction and its model's context window is not in
+   * the daemon's configuration ([providers.NAME.context_windows]).
+   * </pre>
+   *
+   * <code>ERROR_REASON_CONTEXT_WINDOW_UNKNOWN = 165;</code>
+   */
+  public static final int ERROR_REASON_CONTEXT_WINDOW_UNKNOWN_VALUE = 165;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
+   * protected tail.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
+   */
+  public static final int ERROR_REASON_INVALID_COMPACTION_VALUE = 166;
 
 
   public final int getNumber() {
@@ -1198,6 +1234,8 @@ public enum ErrorReason
       case 155: return ERROR_REASON_ANSWER_REQUIRED;
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
+      case 165: return ERROR_REASON_CONTEXT_WINDOW_UNKNOWN;
+      case 166: return ERROR_REASON_INVALID_COMPACTION;
       default: return null;
     }
   }

@@ -353,6 +353,21 @@ private static final long serialVersionUID = 0L;
     return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
   }
 
+  public static final int PINNED_FIELD_NUMBER = 15;
+  private boolean pinned_ = false;
+  /**
+   * <pre>
+   * Input user or system messages: compaction never summarizes this one away (R85).
+   * </pre>
+   *
+   * <code>bool pinned = 15;</code>
+   * @return The pinned.
+   */
+  @java.lang.Override
+  public boolean getPinned() {
+    return pinned_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -391,6 +406,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(8, getUsage());
     }
+    if (pinned_ != false) {
+      output.writeBool(15, pinned_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -427,6 +445,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(8, getUsage());
+    }
+    if (pinned_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(15, pinned_);
     }
     return size;
   }
@@ -470,6 +492,8 @@ private static final long serialVersionUID = 0L;
       if (!getUsage()
           .equals(other.getUsage())) return false;
     }
+    if (getPinned()
+        != other.getPinned()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -502,6 +526,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + USAGE_FIELD_NUMBER;
       hash = (53 * hash) + getUsage().hashCode();
     }
+    hash = (37 * hash) + PINNED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getPinned());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -658,6 +685,7 @@ private static final long serialVersionUID = 0L;
         usageBuilder_.dispose();
         usageBuilder_ = null;
       }
+      pinned_ = false;
       return this;
     }
 
@@ -729,6 +757,9 @@ private static final long serialVersionUID = 0L;
             : usageBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.pinned_ = pinned_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -798,6 +829,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasUsage()) {
         mergeUsage(other.getUsage());
+      }
+      if (other.getPinned() != false) {
+        setPinned(other.getPinned());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -875,6 +909,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 120: {
+              pinned_ = input.readBool();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 120
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1760,6 +1799,50 @@ private static final long serialVersionUID = 0L;
         usage_ = null;
       }
       return usageBuilder_;
+    }
+
+    private boolean pinned_ ;
+    /**
+     * <pre>
+     * Input user or system messages: compaction never summarizes this one away (R85).
+     * </pre>
+     *
+     * <code>bool pinned = 15;</code>
+     * @return The pinned.
+     */
+    @java.lang.Override
+    public boolean getPinned() {
+      return pinned_;
+    }
+    /**
+     * <pre>
+     * Input user or system messages: compaction never summarizes this one away (R85).
+     * </pre>
+     *
+     * <code>bool pinned = 15;</code>
+     * @param value The pinned to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPinned(boolean value) {
+
+      pinned_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Input user or system messages: compaction never summarizes this one away (R85).
+     * </pre>
+     *
+     * <code>bool pinned = 15;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPinned() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      pinned_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.Message)

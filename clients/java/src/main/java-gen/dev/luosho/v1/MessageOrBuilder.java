@@ -159,4 +159,14 @@ public interface MessageOrBuilder extends
    * <code>.luosho.v1.Usage usage = 8;</code>
    */
   dev.luosho.v1.UsageOrBuilder getUsageOrBuilder();
+
+  /**
+   * <pre>
+   * Input user or system messages: compaction never summarizes this one away (R85).
+   * </pre>
+   *
+   * <code>bool pinned = 15;</code>
+   * @return The pinned.
+   */
+  boolean getPinned();
 }
