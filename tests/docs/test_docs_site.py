@@ -72,7 +72,9 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     assert "ListMcpServers" not in http and "`ListMcpServers` has no route" in status
     # Compaction (R85) is the lead's only: the sub-agents' loop never compacts.
     subagents = (ROOT / "luoshod" / "engine" / "subagents.py").read_text()
-    assert "compaction" not in subagents and "a sub-agent's transcript is\n  never compacted" in status
+    assert (
+        "compaction" not in subagents and "a sub-agent's transcript is\n  never compacted" in status
+    )
     mcp = "".join(p.read_text() for p in (ROOT / "luoshod" / "mcpclient").glob("*.py"))
     assert "list_resources" not in mcp and "list_prompts" not in mcp
 
