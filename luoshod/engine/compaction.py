@@ -31,10 +31,11 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain import (
     AgentSpec,
+    Checkpoint,
     Compacted,
     Compaction,
     CompactionStrategy,
@@ -48,8 +49,27 @@ from . import budget
 from . import events as ev
 
 if TYPE_CHECKING:
-    from ..domain import Checkpoint
-    from .loop import Run
+    from .control import RunControl
+
+
+class Host(Protocol):
+    """What compaction needs of the run it compacts (``loop.Run``)."""
+
+    cp: Checkpoint
+    spec: AgentSpec
+    control: RunControl
+
+    @property
+    def providers(self) -> ProviderRegistry | None: ...
+
+    def context_window(self) -> int | None: ...
+
+    async def emit(self, type_: str, **data: object) -> None: ...
+
+    async def flush(self) -> None: ...
+
+    async def save(self) -> None: ...
+
 
 log = logging.getLogger("luoshod.engine")
 
@@ -161,12 +181,12 @@ def tail_start(messages: Sequence[Message], protect_tokens: int) -> int:
     return i
 
 
-def threshold_tokens(run: Run) -> int | None:
+def threshold_tokens(run: Host) -> int | None:
     """The request size above which the run compacts; ``None``: it never does."""
     conf = run.spec.compaction
     if conf is None:
         return None
-    window = run.p.provider.context_window(run.p.model, run.p.settings)
+    window = run.context_window()
     return None if window is None else int(window * conf.threshold)
 
 
@@ -216,7 +236,7 @@ def _transcript(previous: str, messages: Sequence[Message]) -> str:
 
 
 async def compact(
-    run: Run, step: int, *, trigger: str, strategy: CompactionStrategy | None = None
+    run: Host, step: int, *, trigger: str, strategy: CompactionStrategy | None = None
 ) -> bool:
     """Compact ``run``'s transcript before the model call of ``step`` (``trigger``
     ``threshold``: only when its request is above the threshold; ``manual``: as far as
@@ -250,7 +270,7 @@ async def compact(
         strategy is CompactionStrategy.SUMMARIZE or limit is None or after > limit
     )
     if summarize:
-        model_id, provider, model, settings = summarizer(run.s.providers or _no_registry(), spec)
+        model_id, provider, model, settings = summarizer(run.providers or _no_registry(), spec)
         head = [
             pruned(m) if m.role is Role.TOOL and i < new.pruned_before else m
             for i, m in enumerate(cp.messages[: plan.cut])

@@ -455,6 +455,10 @@ class Run:
     def now(self) -> float:
         return self.s.clock()
 
+    def context_window(self) -> int | None:
+        """The agent's model's context window, from the configuration (R85)."""
+        return self.p.provider.context_window(self.p.model, self.p.settings)
+
     def request_tokens(self) -> int:
         """The estimate of the next model call's input: of the transcript's compacted
         view when compaction recorded one (R85)."""
