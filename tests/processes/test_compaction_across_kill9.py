@@ -69,6 +69,7 @@ async def test_r85_a_kill9_during_the_summary_call_repeats_the_compaction(
         # The first compaction (a prune) was saved; the second left no record.
         assert cp.status == pb.CHECKPOINT_STATUS_IN_PROGRESS
         assert cp.compaction.count == 1 and cp.compaction.summary == ""
+        assert cp.messages[1].pinned  # read back from the store's own encoding
         # Resumed with a summarizer that answers at once (compaction is not drift).
         log = await h.run("crash", None, spec(), FETCH, resume=True)
         assert log.error is None, log.error
