@@ -16,6 +16,7 @@ import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
+from luoshod.store.verify import verify_session
 from tests.support.compaction import FETCH, RESULT, SUMMARY, go, spec
 from tests.support.harness import (
     Harness,
@@ -85,6 +86,9 @@ async def test_r85_above_the_threshold_old_results_are_pruned_then_the_oldest_tu
     assert [e.checkpoint.compaction.count for e in marked] == [3, 2, 1]
     oldest_mark = entries.index(marked[-1])
     assert all(not e.checkpoint.HasField("compaction") for e in entries[oldest_mark + 1 :])
+    # R91: every save, the compactions' and the pinned message's included, verifies.
+    report = await verify_session(h.daemon.store, "pages")
+    assert report.state == "ok", report.line()
 
 
 async def _history(h: Harness, sid: str):  # type: ignore[no-untyped-def]
