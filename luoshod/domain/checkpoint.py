@@ -219,13 +219,33 @@ class Compacted:
     version: int = 0
     #: Compactions the session went through.
     count: int = 0
+    #: What the session's summary calls used, by the model that wrote them: their turns
+    #: are in no message, so ``Checkpoint.usage_by_model`` counts them from here.
+    summary_usage: dict[str, Usage] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d: dict[str, Any] = {
+            "pruned_before": self.pruned_before,
+            "summarized_before": self.summarized_before,
+            "summary": self.summary,
+            "version": self.version,
+            "count": self.count,
+        }
+        if self.summary_usage:
+            d["summary_usage"] = {k: u.to_dict() for k, u in self.summary_usage.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Compacted:
-        return cls(**d)
+        used = d.get("summary_usage", {})
+        return cls(
+            d["pruned_before"],
+            d["summarized_before"],
+            d["summary"],
+            d["version"],
+            d["count"],
+            {k: Usage.from_dict(u) for k, u in used.items()},
+        )
 
 
 @dataclass(slots=True)
@@ -431,6 +451,9 @@ class Checkpoint:
                     out.setdefault(m.model, Usage()).add(m.usage)
 
         add(self.messages)
+        if self.compaction is not None:  # R85: the summary calls
+            for model, u in self.compaction.summary_usage.items():
+                out.setdefault(model, Usage()).add(u)
         live: set[str] = set()
         states = list(self.subtasks.values())
         while states:

@@ -301,6 +301,9 @@ async def compact(
             usage.model_calls = 1
             cp.usage.add(usage)
             cp.total_usage.add(usage)
+            used = {k: u.copy() for k, u in new.summary_usage.items()}
+            used.setdefault(model_id, Usage()).add(usage)
+            new = replace(new, summary_usage=used)
             if answer.text.strip():
                 new = replace(
                     new,

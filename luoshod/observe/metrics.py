@@ -37,7 +37,15 @@ from prometheus_client import (
 
 from .. import __version__
 from ..domain import Usage
-from ..engine import CALLER_LEFT, MODEL_TURN, STEP_DONE, Event, RunInterrupted, RunObserver
+from ..engine import (
+    CALLER_LEFT,
+    COMPACTION_DONE,
+    MODEL_TURN,
+    STEP_DONE,
+    Event,
+    RunInterrupted,
+    RunObserver,
+)
 from ..store import MAX_PAGE_SIZE, Capability, Store
 
 log = logging.getLogger("luoshod.metrics")
@@ -149,6 +157,8 @@ class Metrics(RunObserver):
             self.steps.inc()
         elif event.type == MODEL_TURN:
             self.model_turn(event.data["message"].model, event.data["usage"])
+        elif event.type == COMPACTION_DONE and event.data.get("summary_model"):
+            self.model_turn(event.data["summary_model"], event.data["usage"])  # R85
 
     def model_turn(self, model: str, usage: Usage) -> None:
         """A model call's usage (R78), counted by model and kind."""

@@ -75,6 +75,8 @@ async def test_r85_above_the_threshold_old_results_are_pruned_then_the_oldest_tu
     assert turns[-1].usage.prompt_tokens < whole / 2
     # Five model turns and one summary call, counted in the usage.
     assert cp.total_usage.model_calls == 6
+    by_model = (await h.stub.GetSession(pb.GetSessionRequest(session_id="pages"))).usage_by_model
+    assert (by_model["scripted:pages"].model_calls, by_model["scripted:sum"].model_calls) == (5, 1)
 
     # History: each compaction is an entry of its own; those before hold no record.
     entries = [
