@@ -94,6 +94,7 @@ TRIGGER_MANUAL = "manual"
 def check(providers: ProviderRegistry, spec: AgentSpec) -> None:
     """At a run's start: an agent with compaction needs its model's context window and a
     summarizing model the daemon knows (``InvalidArgument`` otherwise)."""
+    _no_subagent_compaction(spec)
     conf = spec.compaction
     if conf is None:
         return
@@ -119,6 +120,20 @@ def check(providers: ProviderRegistry, spec: AgentSpec) -> None:
             model=spec.model,
         )
     summarizer(providers, spec)
+
+
+def _no_subagent_compaction(spec: AgentSpec) -> None:
+    """A sub-agent's transcript is never compacted: a sub-agent that asks is refused
+    rather than silently left uncompacted."""
+    for sub in spec.subagents:
+        if sub.agent.compaction is not None:
+            raise InvalidArgument(
+                f"the sub-agent {sub.name!r} has compaction: only the lead agent's transcript "
+                "is compacted",
+                reason="INVALID_COMPACTION",
+                field="agent.subagents.agent.compaction",
+            )
+        _no_subagent_compaction(sub.agent)
 
 
 def summarizer(

@@ -148,6 +148,11 @@ async def test_r85_an_agent_with_compaction_and_no_known_context_window_is_refus
     bad = spec(compaction=pb.Compaction(threshold=1.5))
     code, reason, _ = error_info((await h.run("bad", go(), bad, FETCH)).error)
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_COMPACTION")
+    # Only the lead's transcript is compacted: a sub-agent asking for it is refused.
+    lead = spec()
+    lead.subagents.add(name="reader", description="reads", agent=spec())
+    code, reason, _ = error_info((await h.run("sub", go(), lead, FETCH)).error)
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_COMPACTION")
 
 
 async def test_r85_compact_by_hand(h: Harness) -> None:

@@ -185,7 +185,7 @@ const (
 	// the daemon's configuration ([providers.NAME.context_windows]).
 	ErrorReason_ERROR_REASON_CONTEXT_WINDOW_UNKNOWN ErrorReason = 165
 	// INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
-	// protected tail.
+	// protected tail, or a sub-agent has compaction (only the lead's transcript is).
 	ErrorReason_ERROR_REASON_INVALID_COMPACTION ErrorReason = 166
 )
 

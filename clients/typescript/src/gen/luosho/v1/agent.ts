@@ -200,7 +200,7 @@ export enum ErrorReason {
   ERROR_REASON_CONTEXT_WINDOW_UNKNOWN = 165,
   /**
    * ERROR_REASON_INVALID_COMPACTION - INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
-   * protected tail.
+   * protected tail, or a sub-agent has compaction (only the lead's transcript is).
    */
   ERROR_REASON_INVALID_COMPACTION = 166,
   UNRECOGNIZED = -1,

@@ -555,7 +555,7 @@ public enum ErrorReason
   /**
    * <pre>
    * INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
-   * protected tail.
+   * protected tail, or a sub-agent has compaction (only the lead's transcript is).
    * </pre>
    *
    * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
@@ -1108,7 +1108,7 @@ public enum ErrorReason
   /**
    * <pre>
    * INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
-   * protected tail.
+   * protected tail, or a sub-agent has compaction (only the lead's transcript is).
    * </pre>
    *
    * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
