@@ -314,7 +314,8 @@ async def compact(
                 return False  # stopped: the run ends or is interrupted; nothing recorded
             usage = answer.usage.copy()
             usage.model_calls = 1
-            cp.usage.add(usage)
+            if trigger == TRIGGER_THRESHOLD:  # by hand, outside any run: the session's only
+                cp.usage.add(usage)
             cp.total_usage.add(usage)
             used = {k: u.copy() for k, u in new.summary_usage.items()}
             used.setdefault(model_id, Usage()).add(usage)

@@ -55,6 +55,17 @@ def test_r85_sessions_compact(daemon: Daemon, capsys: pytest.CaptureFixture[str]
         0,
         "nothing to compact in session pages: what is left is in the protected tail\n",
     )
+    code, out, _ = cli(daemon, capsys, "sessions", "show", "pages")
+    assert (
+        code == 0
+        and (
+            "compacted 2 time(s): the model is sent the tool results before message 9 as a marker, "
+            "messages before 9 as a summary"
+        )
+        in out
+    )
+    code, out, _ = cli(daemon, capsys, "sessions", "history", "pages")
+    assert code == 0 and out.count("(compaction)") == 2
     code, _, err = cli(daemon, capsys, "sessions", "compact", "nobody")
     assert code == 1 and err.startswith("luoshod: ") and "CHECKPOINT_NOT_FOUND" in err
     assert len(err.strip().splitlines()) == 1
