@@ -105,6 +105,7 @@ async def test_r85_a_fork_from_before_the_compaction_goes_on_uncompacted(h: Harn
     forked = await h.stub.Fork(pb.ForkRequest(session_id="src", from_step=2, new_session_id="fork"))
     # The newest entry of step 2 is the first compaction's save; the one of step 1 is not.
     assert forked.checkpoint.HasField("compaction")
+    assert forked.checkpoint.compaction.version == 0  # no save of the fork made it
     forked = await h.stub.Fork(
         pb.ForkRequest(session_id="src", from_step=1, new_session_id="early")
     )
