@@ -23,6 +23,9 @@ NAME (``scripted`` is built in and always there)::
     cached_input_per_mtok = 0.075         # optional: prompt tokens read from the cache
     cache_write_per_mtok = 0.15           # optional: prompt tokens written to the cache
 
+    [providers.openai.context_windows]    # optional: tokens a request may hold, per model
+    "gpt-4o-mini" = 128000                #   (compaction's threshold is a share of it, R85)
+
 The key is read from the environment when the file is loaded and kept in a
 :class:`Secret`, whose repr hides it; no error of this module contains it. Every error is a
 :class:`ConfigFileError` whose message starts with the dotted key at fault.
@@ -135,6 +138,8 @@ class ProviderConfig:
     circuit_failures: int = 5
     circuit_open_s: float = 30.0
     prices: Mapping[str, Price] = field(default_factory=dict)
+    #: R85: the context window of each model, in tokens.
+    context_windows: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +175,7 @@ _PROVIDER_KEYS = {
     "backoff_base_s",
     "backoff_max_s",
     "prices",
+    "context_windows",
     "failure_backoff_base_s",
     "failure_backoff_max_s",
     "circuit_failures",
@@ -219,7 +225,18 @@ def _provider(name: str, entry: Any, environ: Mapping[str, str]) -> ProviderConf
         circuit_failures=max(1, _count(entry, "circuit_failures", where, 5)),
         circuit_open_s=_number(entry, "circuit_open_s", where, 30.0),
         prices={model: _price(p, f"{where}.prices.{_quote(model)}") for model, p in prices.items()},
+        context_windows=_windows(entry.get("context_windows", {}), f"{where}.context_windows"),
     )
+
+
+def _windows(entry: Any, where: str) -> dict[str, int]:
+    _table(entry, where)
+    out: dict[str, int] = {}
+    for model, n in entry.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise ConfigFileError(f"{where}.{_quote(model)}: must be a positive whole number")
+        out[model] = n
+    return out
 
 
 def _price(entry: Any, where: str) -> Price:

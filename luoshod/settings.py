@@ -536,6 +536,7 @@ def _shown_providers(tables: dict[str, Any]) -> dict[str, Any]:
                 }
                 for model, pr in p.prices.items()
             },
+            **({"context_windows": dict(p.context_windows)} if p.context_windows else {}),
         }
         for name, p in parsed.items()
     }

@@ -651,6 +651,14 @@ func (c *Client) DeleteSession(ctx context.Context, sessionID string, keepHistor
 	return r.GetDeleted(), convert(ctx, err)
 }
 
+// Compact compacts the session's transcript by hand (R85): strategy
+// COMPACTION_STRATEGY_UNSPECIFIED takes the agent's. The response says whether a
+// compaction was saved; SESSION_BUSY while a run holds the session.
+func (c *Client) Compact(ctx context.Context, sessionID string, strategy pb.CompactionStrategy) (*pb.CompactResponse, error) {
+	r, err := c.rpc.Compact(ctx, &pb.CompactRequest{SessionId: sessionID, Strategy: strategy})
+	return r, convert(ctx, err)
+}
+
 // pages yields the items of every page of a paged RPC.
 func pages[T any](ctx context.Context, fetch func(token string) ([]T, string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {

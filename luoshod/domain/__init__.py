@@ -15,6 +15,7 @@ how the file is laid out, not a second API.
 """
 
 from .agent import (
+    DEFAULT_COMPACTION_THRESHOLD,
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_SUBAGENT_DEPTH,
     DEFAULT_TOOL_CONCURRENCY,
@@ -23,6 +24,8 @@ from .agent import (
     USAGE_CAPS,
     AgentSpec,
     Budget,
+    Compaction,
+    CompactionStrategy,
     Drift,
     DriftPolicy,
     Fingerprint,
@@ -35,6 +38,7 @@ from .checkpoint import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Compacted,
     Decision,
     FinishReason,
     RunEnd,
@@ -55,6 +59,7 @@ from .records import (
 )
 
 __all__ = [
+    "DEFAULT_COMPACTION_THRESHOLD",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_SUBAGENT_DEPTH",
     "DEFAULT_REQUEST_ID_LIMIT",
@@ -62,6 +67,9 @@ __all__ = [
     "TASK_TOOL",
     "USAGE_CAPS",
     "AgentSpec",
+    "Compacted",
+    "Compaction",
+    "CompactionStrategy",
     "AppliedRequest",
     "Approval",
     "Budget",

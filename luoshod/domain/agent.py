@@ -102,6 +102,48 @@ class Reasoning:
         return cls(d.get("effort", ""), d.get("budget_tokens"))
 
 
+class CompactionStrategy(StrEnum):
+    """R85: what compaction does when a request passes its threshold."""
+
+    BOTH = "both"  # prune old tool results, then summarize if still above
+    PRUNE = "prune"
+    SUMMARIZE = "summarize"
+
+
+#: R85: the share of the model's context window a request may fill before compaction.
+DEFAULT_COMPACTION_THRESHOLD = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """R85: when and how a long transcript is compacted before a model call."""
+
+    #: A share of the model's context window (0 < threshold <= 1).
+    threshold: float = DEFAULT_COMPACTION_THRESHOLD
+    #: The newest messages within this many tokens are never pruned nor summarized.
+    protect_tokens: int = 0
+    strategy: CompactionStrategy = CompactionStrategy.BOTH
+    #: The model that writes the summary ("provider:model"); "" the agent's own.
+    model: str = ""
+    #: Its settings; "" the agent's when ``model`` is the agent's, else none.
+    model_settings_json: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _fields_of(self)
+        d["strategy"] = self.strategy.value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Compaction:
+        return cls(
+            d.get("threshold", DEFAULT_COMPACTION_THRESHOLD),
+            d.get("protect_tokens", 0),
+            CompactionStrategy(d.get("strategy", "both")),
+            d.get("model", ""),
+            d.get("model_settings_json", ""),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     model: str
@@ -132,6 +174,9 @@ class AgentSpec:
     #: R84: how much the model reasons; ``None``: the provider's default. Not part of the
     #: fingerprint, as model settings are not.
     reasoning: Reasoning | None = None
+    #: R85: compaction of the transcript before model calls; ``None``: never. Not part of
+    #: the fingerprint: it changes what the model is sent, not the agent.
+    compaction: Compaction | None = None
 
     def tool(self, name: str) -> ToolSpec | None:
         found = next((t for t in self.tools if t.name == name), None)
@@ -173,6 +218,10 @@ class AgentSpec:
             d["reasoning"] = self.reasoning.to_dict()
         else:
             del d["reasoning"]
+        if self.compaction is not None:  # absent when none, as in specs saved before R85
+            d["compaction"] = self.compaction.to_dict()
+        else:
+            del d["compaction"]
         return d
 
     @classmethod
@@ -194,6 +243,7 @@ class AgentSpec:
             output_schema_json=d.get("output_schema_json", ""),
             fallback_models=tuple(d.get("fallback_models", ())),
             reasoning=Reasoning.from_dict(d["reasoning"]) if "reasoning" in d else None,
+            compaction=Compaction.from_dict(d["compaction"]) if "compaction" in d else None,
         )
 
 

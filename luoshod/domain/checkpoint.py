@@ -203,6 +203,51 @@ class AppliedRequest:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """R85: what compaction made of the transcript for the model. The transcript itself
+    stays whole (History, forks and GetSession see every message); a model call is sent
+    its compacted view: the messages before ``summarized_before`` as ``summary`` (but the
+    system and pinned ones, kept as they are), and the tool results before
+    ``pruned_before`` as a short marker. Indexes into ``Checkpoint.messages``, which only
+    grows, so they stay true as the transcript goes on."""
+
+    pruned_before: int = 0
+    summarized_before: int = 0
+    summary: str = ""
+    #: The version of the save that recorded this compaction (its History entry).
+    version: int = 0
+    #: Compactions the session went through.
+    count: int = 0
+    #: What the session's summary calls used, by the model that wrote them: their turns
+    #: are in no message, so ``Checkpoint.usage_by_model`` counts them from here.
+    summary_usage: dict[str, Usage] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "pruned_before": self.pruned_before,
+            "summarized_before": self.summarized_before,
+            "summary": self.summary,
+            "version": self.version,
+            "count": self.count,
+        }
+        if self.summary_usage:
+            d["summary_usage"] = {k: u.to_dict() for k, u in self.summary_usage.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Compacted:
+        used = d.get("summary_usage", {})
+        return cls(
+            d["pruned_before"],
+            d["summarized_before"],
+            d["summary"],
+            d["version"],
+            d["count"],
+            {k: Usage.from_dict(u) for k, u in used.items()},
+        )
+
+
 @dataclass(slots=True)
 class SubTask:
     """The nested state of an unfinished sub-agent (R59): its own transcript, steps, usage
@@ -362,6 +407,8 @@ class Checkpoint:
     run_paused_s: float = 0.0
     session_started_at: float = 0.0
     session_paused_s: float = 0.0
+    #: R85: the compacted view the model is sent; ``None``: the whole transcript.
+    compaction: Compacted | None = None
 
     def all_tasks(self) -> list[SubTask]:
         """Every task of the session: the unfinished ones at every level, outermost
@@ -404,6 +451,9 @@ class Checkpoint:
                     out.setdefault(m.model, Usage()).add(m.usage)
 
         add(self.messages)
+        if self.compaction is not None:  # R85: the summary calls
+            for model, u in self.compaction.summary_usage.items():
+                out.setdefault(model, Usage()).add(u)
         live: set[str] = set()
         states = list(self.subtasks.values())
         while states:
@@ -469,6 +519,8 @@ class Checkpoint:
         for k in ("run_started_at", "run_paused_s", "session_started_at", "session_paused_s"):
             if v := getattr(self, k):  # absent when 0, as in headers older than them (R81)
                 h[k] = v
+        if self.compaction is not None:  # absent when none, as in headers older than R85
+            h["compaction"] = self.compaction.to_dict()
         if self.chain_from and self.version == 1:  # a fork's first save only (R91)
             h["chain_from"] = self.chain_from
         if self.chain:  # last, absent when none (R91), as in headers older than it
@@ -516,6 +568,7 @@ class Checkpoint:
             run_paused_s=h.get("run_paused_s", 0.0),
             session_started_at=h.get("session_started_at", 0.0),
             session_paused_s=h.get("session_paused_s", 0.0),
+            compaction=Compacted.from_dict(h["compaction"]) if "compaction" in h else None,
         )
 
 

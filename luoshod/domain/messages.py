@@ -71,6 +71,9 @@ class Message:
     usage: Usage | None = field(default=None, compare=False)
     #: Assistant turns (R84): the reasoning that came with the turn, in the order received.
     reasoning: tuple[ReasoningBlock, ...] = field(default=(), compare=False)
+    #: R85: a user or system message compaction never summarizes away (a flag the caller
+    #: sets on input). Not part of a message's identity.
+    pinned: bool = field(default=False, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         """Identity for merging input with a stored transcript: role, content, call ids."""
@@ -91,6 +94,8 @@ class Message:
             d["usage"] = self.usage.to_dict()
         if self.reasoning:
             d["reasoning"] = [b.to_dict() for b in self.reasoning]
+        if self.pinned:  # absent when unset, as in messages saved before R85
+            d["pinned"] = True
         return d
 
     @classmethod
@@ -106,6 +111,7 @@ class Message:
             d.get("model", ""),
             Usage.from_dict(usage) if usage is not None else None,
             tuple(ReasoningBlock.from_dict(b) for b in d.get("reasoning", ())),
+            d.get("pinned", False),
         )
 
 

@@ -11,6 +11,7 @@ checkpointed first, R6).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -23,6 +24,7 @@ from ..domain import (
     AgentSpec,
     Approval,
     Checkpoint,
+    CompactionStrategy,
     Decision,
     DriftPolicy,
     Enqueue,
@@ -49,8 +51,8 @@ from ..errors import (
 from ..providers import Provider, ProviderRegistry
 from ..providers.pricing import priced
 from ..store import Capability, SaveOptions, Store
+from . import compaction, fallback, requests, subagents
 from . import events as ev
-from . import fallback, requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .daemon_tools import DaemonTools, expand
 from .events import Event
@@ -304,6 +306,49 @@ class Engine:
         async with self.hold(session_id):
             return await self.store.delete(session_id, keep_history=keep_history)
 
+    async def compact(
+        self, session_id: str, strategy: CompactionStrategy | None = None
+    ) -> Checkpoint | None:
+        """R85: compact the session's transcript by hand, as far as its protected tail
+        allows (``strategy``: the agent's unless given), under the session's lease
+        (``SessionBusy`` while another daemon runs it). The events go to the session's
+        log and watchers like a run's. Returns the checkpoint when a compaction was
+        saved, ``None`` when there was nothing to compact."""
+        async with self.hold(session_id) as held:
+            cp = await self.store.load(session_id)
+            if cp is None:
+                raise CheckpointNotFound(
+                    f"session {session_id!r} has no checkpoint", session_id=session_id
+                )
+            spec = cp.agent
+            if spec is None:
+                raise InvalidArgument(
+                    f"session {session_id!r} has no agent to compact with",
+                    reason="AGENT_REQUIRED",
+                    session_id=session_id,
+                )
+            provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
+            compaction.summarizer(self.providers, spec)
+            cp.last_seq = await self._last_seq(cp)
+            prepared = Prepared(
+                cp,
+                len(cp.messages),
+                spec,
+                provider,
+                model,
+                settings,
+                "compact",
+                [],
+                None,
+                "",
+                lease=held.lease,
+            )
+            run = Run(self._loop, prepared, _Recorded(self), _NoTools(), RunControl())
+            changed = await compaction.compact(
+                run, cp.step_index + 1, trigger=compaction.TRIGGER_MANUAL, strategy=strategy
+            )
+            return cp if changed else None
+
     async def resolve(
         self, req: ResolveRequest, sink: Sink, tools: ToolPort, control: RunControl
     ) -> RunOutcome | Replay | None:
@@ -369,6 +414,7 @@ class Engine:
             _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         fallback.check(self.providers, spec)  # R82
+        compaction.check(self.providers, spec)  # R85
         _check_prices(self.providers, spec, resolved=(provider, model, settings))
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
@@ -501,6 +547,7 @@ class Engine:
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         _resolve_subagents(self.providers, spec)
         fallback.check(self.providers, spec)  # R82
+        compaction.check(self.providers, spec)  # R85
         _check_prices(self.providers, spec, resolved=(provider, model, settings))
         fp = fingerprint(spec)
         queued: list[Message] = []
@@ -699,6 +746,28 @@ def _unknown_approval(approval_id: str) -> ApprovalNotFound:
     return ApprovalNotFound(
         f"approval {approval_id!r} is unknown or already resolved", approval_id=approval_id
     )
+
+
+class _Recorded:
+    """The sink of work outside a run (a manual compaction): each event, once in the
+    log, goes to the daemon's watchers (``Engine.recorded``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+        if self._engine.recorded is not None and encoded is not None:
+            self._engine.recorded(event, encoded)
+
+
+class _NoTools:
+    """The tool port of work that runs no tool (a manual compaction)."""
+
+    def expect(self, call_id: str, *, reconcile: bool = False) -> asyncio.Future[ToolOutcome]:
+        raise RuntimeError("no tool runs here")
+
+    def forget(self, call_id: str) -> None:
+        pass
 
 
 class _StepInLogs:

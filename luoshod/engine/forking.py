@@ -105,6 +105,7 @@ async def fork(
     if patch.messages is not None:
         cp.messages = list(patch.messages)
         cp.run_start = min(cp.run_start, len(cp.messages))
+        cp.compaction = None  # R85: its marks were of the transcript replaced
     if patch.business_state_json is not None:
         cp.business_state_json = patch.business_state_json
     if patch.tool_result is not None:
@@ -122,6 +123,8 @@ async def fork(
     cp.run_requests = []  # the source's requests are the source's (R74): a new session has none
     cp.last_drift = None  # the source's resumes are the source's too
     cp.version, cp.last_seq, cp.updated_at = 1, 0, clock()
+    if cp.compaction is not None:  # R85: kept, but no save of the fork's made it
+        cp.compaction = replace(cp.compaction, version=0)
     # R81: a fork is a new session: its wall-clock limits count from now (its usage is
     # kept, R44, and counts toward its limits).
     cp.run_started_at = cp.session_started_at = cp.updated_at

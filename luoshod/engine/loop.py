@@ -41,7 +41,7 @@ from ..domain import (
 from ..errors import ProviderError
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, SaveOptions, Store
-from . import budget, daemon_tools, fallback, handout, output, requests, subagents
+from . import budget, compaction, daemon_tools, fallback, handout, output, requests, subagents
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
 from .daemon_tools import DaemonTools
@@ -392,9 +392,15 @@ class Run:
                 raise RunInterrupted(self.control.interrupted)
             if cp.step_index >= spec.max_steps:
                 return await self.finish(FinishReason.MAX_STEPS)
+            if spec.compaction is not None:  # R85: a step of its own, before the call
+                await compaction.compact(
+                    self, cp.step_index + 1, trigger=compaction.TRIGGER_THRESHOLD
+                )
+                if self.control.aborted or self.control.interrupted:
+                    continue
             if self.budgets is not None:  # R79: the call's worst case must fit every limit
                 worst = budget.worst_case(
-                    self.estimate.tokens(cp.messages),
+                    self.request_tokens(),
                     self.max_output,
                     self.price,
                 )
@@ -454,6 +460,19 @@ class Run:
     def now(self) -> float:
         return self.s.clock()
 
+    def context_window(self) -> int | None:
+        """The agent's model's context window, from the configuration (R85)."""
+        return self.p.provider.context_window(self.p.model, self.p.settings)
+
+    def request_tokens(self) -> int:
+        """The estimate of the next model call's input: of the transcript's compacted
+        view when compaction recorded one (R85)."""
+        if self.cp.compaction is None:
+            return self.estimate.tokens(self.cp.messages)
+        return compaction.estimate(
+            self.spec, compaction.view(self.cp.messages, self.cp.compaction)[0]
+        )
+
     async def call_model(self, step: int) -> ModelResponse | budget.Trip | None:
         """One model call, by the agent's model or, failing that, its fallbacks (R82). An
         abort cancels it; an interrupt lets it finish (R6: a model call in flight is
@@ -466,7 +485,8 @@ class Run:
         async def on_reasoning(text: str) -> None:
             await self.emit(ev.REASONING_DELTA, step=step, text=text)
 
-        shown, messages = subagents.model_view(self.spec, list(self.cp.messages))  # R55
+        sent, hidden = compaction.view(self.cp.messages, self.cp.compaction)  # R85
+        shown, messages = subagents.model_view(self.spec, sent)  # R55
 
         async def call(model: fallback.Candidate) -> ModelResponse | None:
             async def on_retry(attempt: int, error: str, wait_s: float) -> None:
@@ -483,6 +503,7 @@ class Run:
                 on_text,
                 on_retry=on_retry,
                 on_reasoning=on_reasoning,
+                compacted_turns=hidden,
             )
             return await self._answer(model.provider.complete(request))
 
@@ -504,7 +525,7 @@ class Run:
                 self.budgets.release(self._levels, self.worst)
                 self.worst = None
             worst = budget.worst_case(
-                self.estimate.tokens(self.cp.messages),
+                self.request_tokens(),
                 budget.max_output_tokens(to.settings),
                 to.provider.price(to.model, to.settings),
             )

@@ -14,6 +14,8 @@ route                                      RPC               answer
 ``POST   /api/v1/sessions/{id}/fork``      ``Fork``          JSON (body: the rest of
                                                              ``ForkRequest``)
 ``POST   /api/v1/sessions/{id}/cancel``    ``Cancel``        JSON
+``POST   /api/v1/sessions/{id}/compact``   ``Compact``       JSON (body: ``{"strategy"}``,
+                                                             optional; R85)
 ``POST   /api/v1/sessions/{id}/resume``    ``Resume``        NDJSON events
 ``GET    /api/v1/sessions/{id}/events``    ``Watch``         ``text/event-stream``
                                                              (``Last-Event-ID``/``?after_seq=``,
@@ -261,6 +263,7 @@ class Api:
             web.get(f"{p}/sessions/{{session_id}}/history", self.history, name="History"),
             web.post(f"{p}/sessions/{{session_id}}/fork", self.fork, name="Fork"),
             web.post(f"{p}/sessions/{{session_id}}/cancel", self.cancel, name="Cancel"),
+            web.post(f"{p}/sessions/{{session_id}}/compact", self.compact, name="Compact"),
             web.post(f"{p}/sessions/{{session_id}}/resume", self.resume, name="Resume"),
             web.get(f"{p}/sessions/{{session_id}}/events", self.events, name="Watch"),
             web.get(f"{p}/approvals", self.list_approvals, name="ListApprovals"),
@@ -315,6 +318,12 @@ class Api:
             session_id=request.match_info["session_id"], request_id=request.match_info["request_id"]
         )
         return await self._unary(request, self.service.DequeueInput, msg)
+
+    async def compact(self, request: web.Request) -> web.Response:
+        msg = await body_request(
+            request, pb.CompactRequest(), session_id=request.match_info["session_id"]
+        )
+        return await self._unary(request, self.service.Compact, msg)
 
     async def history(self, request: web.Request) -> web.Response:
         msg = query_request(

@@ -39,6 +39,7 @@ from .. import __version__
 from ..domain import Usage
 from ..engine import (
     CALLER_LEFT,
+    COMPACTION_DONE,
     MODEL_TURN,
     PROVIDER_FALLBACK,
     PROVIDER_RETRY,
@@ -176,6 +177,8 @@ class Metrics(RunObserver):
             self.model_retries.labels(event.data["model"] or "unknown").inc()
         elif event.type == PROVIDER_FALLBACK:
             self.model_fallbacks.labels(event.data["from_model"], event.data["to_model"]).inc()
+        elif event.type == COMPACTION_DONE and event.data.get("summary_model"):
+            self.model_turn(event.data["summary_model"], event.data["usage"])  # R85
 
     def model_turn(self, model: str, usage: Usage) -> None:
         """A model call's usage (R78), counted by model and kind."""

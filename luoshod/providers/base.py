@@ -31,6 +31,10 @@ class ModelRequest:
     #: Called with each piece of the model's readable reasoning while it streams (R84):
     #: the ``reasoning.delta`` event. Never part of the turn's text.
     on_reasoning: Callable[[str], Awaitable[None]] | None = None
+    #: R85: the model turns of the session's transcript that compaction left out of
+    #: ``messages`` (a summary stands for them). Only the scripted provider reads it, to
+    #: choose its turn by the whole transcript.
+    compacted_turns: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,11 @@ class Provider(abc.ABC):
 
     def price(self, model: str, settings: dict[str, Any]) -> Price | None:
         """The price of ``model`` in the daemon's price table; ``None``: none (R78)."""
+        return None
+
+    def context_window(self, model: str, settings: dict[str, Any]) -> int | None:
+        """The tokens a request of ``model`` may hold, from the daemon's configuration;
+        ``None``: unknown (R85)."""
         return None
 
     def reports_cost(self, model: str, settings: dict[str, Any]) -> bool:

@@ -93,6 +93,9 @@ class RemoteProvider(Provider):
     def price(self, model: str, settings: dict[str, Any]) -> Price | None:
         return self.config.prices.get(model)
 
+    def context_window(self, model: str, settings: dict[str, Any]) -> int | None:
+        return self.config.context_windows.get(model)
+
     def ready(self, model: str, session_id: str, scope: str = "") -> None:
         self.guard.before_call(self.guard_policy, self.name, model, session_id, scope, probe=False)
 

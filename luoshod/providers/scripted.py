@@ -16,7 +16,9 @@ turn as a block of provider ``scripted``, as a remote provider keeps its thinkin
 A ``"price"`` setting beside the script (``{"prompt_per_mtok": 1,
 "completion_per_mtok": 2}``, the keys of a price-table entry) is the model's price: the
 calls whose usage reports no cost are priced by it, as the price table prices a remote
-model (R78).
+model (R78). A ``"context_window"`` setting (tokens) is the model's context window (R85).
+A request that compaction shortened chooses its turn by the whole transcript
+(``ModelRequest.compacted_turns`` added).
 
 The turn played is chosen by the number of assistant messages already in the transcript,
 so the provider keeps no state: a daemon restarted after a crash plays the same turn, and
@@ -99,6 +101,10 @@ class ScriptedProvider(Provider):
                 f"invalid price for scripted:{model}: {e}", reason="INVALID_MODEL_SETTINGS"
             ) from None
 
+    def context_window(self, model: str, settings: dict[str, Any]) -> int | None:
+        n = settings.get("context_window")
+        return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
     def reports_cost(self, model: str, settings: dict[str, Any]) -> bool:
         script = self._script(model, settings, check=False)
         if not script:
@@ -114,7 +120,9 @@ class ScriptedProvider(Provider):
     async def _complete(self, request: ModelRequest) -> ModelResponse:
         # validate() checked the script when the request arrived; this is the hot path.
         script = self._script(request.model, request.settings, check=False)
-        turn_no = sum(1 for m in request.messages if m.role is Role.ASSISTANT)
+        turn_no = request.compacted_turns + sum(
+            1 for m in request.messages if m.role is Role.ASSISTANT
+        )
         if self.call_log:
             with self.call_log.open("a") as f:
                 f.write(

@@ -82,6 +82,7 @@ METHOD_ROLES: dict[str, Role] = {
             "Fork",
             "DequeueInput",
             "DeleteSession",
+            "Compact",
         ),
         Role.OPERATE,
     ),

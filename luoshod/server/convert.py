@@ -10,6 +10,7 @@ from luosho.v1 import agent_pb2 as pb
 
 from .. import engine
 from ..domain import (
+    DEFAULT_COMPACTION_THRESHOLD,
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_SUBAGENT_DEPTH,
     DEFAULT_TOOL_CONCURRENCY,
@@ -17,6 +18,9 @@ from ..domain import (
     Approval,
     Budget,
     Checkpoint,
+    Compacted,
+    Compaction,
+    CompactionStrategy,
     Drift,
     DriftPolicy,
     Fingerprint,
@@ -104,6 +108,7 @@ def message_from_pb(m: pb.Message) -> Message:
         m.model,
         usage_from_pb(m.usage) if m.HasField("usage") else None,
         tuple(ReasoningBlock(b.provider, b.raw_json, b.text) for b in m.reasoning),
+        m.pinned,
     )
 
 
@@ -159,6 +164,50 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         )
         if a.HasField("reasoning")
         else None,
+        compaction=compaction_from_pb(a.compaction) if a.HasField("compaction") else None,
+    )
+
+
+COMPACTION_STRATEGY_FROM_PB = {
+    pb.COMPACTION_STRATEGY_UNSPECIFIED: CompactionStrategy.BOTH,
+    pb.COMPACTION_STRATEGY_BOTH: CompactionStrategy.BOTH,
+    pb.COMPACTION_STRATEGY_PRUNE: CompactionStrategy.PRUNE,
+    pb.COMPACTION_STRATEGY_SUMMARIZE: CompactionStrategy.SUMMARIZE,
+}
+COMPACTION_STRATEGY_TO_PB = {
+    CompactionStrategy.BOTH: pb.COMPACTION_STRATEGY_BOTH,
+    CompactionStrategy.PRUNE: pb.COMPACTION_STRATEGY_PRUNE,
+    CompactionStrategy.SUMMARIZE: pb.COMPACTION_STRATEGY_SUMMARIZE,
+}
+
+
+def compaction_from_pb(c: pb.Compaction) -> Compaction:
+    return Compaction(
+        c.threshold or DEFAULT_COMPACTION_THRESHOLD,
+        c.protect_tokens,
+        COMPACTION_STRATEGY_FROM_PB.get(c.strategy, CompactionStrategy.BOTH),
+        c.model,
+        c.model_settings_json,
+    )
+
+
+def compaction_pb(c: Compaction) -> pb.Compaction:
+    return pb.Compaction(
+        threshold=c.threshold,
+        protect_tokens=c.protect_tokens,
+        strategy=COMPACTION_STRATEGY_TO_PB[c.strategy],
+        model=c.model,
+        model_settings_json=c.model_settings_json,
+    )
+
+
+def compacted_pb(c: Compacted) -> pb.CompactionState:
+    return pb.CompactionState(
+        pruned_before=c.pruned_before,
+        summarized_before=c.summarized_before,
+        summary=c.summary,
+        version=c.version,
+        count=c.count,
     )
 
 
@@ -209,6 +258,7 @@ def message_pb(m: Message) -> pb.Message:
             pb.ReasoningBlock(provider=b.provider, raw_json=b.raw_json, text=b.text)
             for b in m.reasoning
         ],
+        pinned=m.pinned,
     )
 
 
@@ -276,6 +326,8 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         spec.max_subagent_depth = a.max_subagent_depth
     if a.limits is not None:
         spec.limits.CopyFrom(limits_pb(a.limits))
+    if a.compaction is not None:
+        spec.compaction.CopyFrom(compaction_pb(a.compaction))
     return spec
 
 
@@ -311,6 +363,7 @@ def history_entry_pb(e: HistoryEntry, *, include_checkpoint: bool) -> pb.History
         usage=usage_pb(turn.usage) if turn is not None and turn.usage is not None else None,
         total_usage=usage_pb(cp.total_usage),
         chain=cp.chain,
+        compaction=cp.compaction is not None and cp.compaction.version == cp.version,
     )
 
 
@@ -421,6 +474,7 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
             )
             for t in cp.tasks.values()
         ],
+        compaction=compacted_pb(cp.compaction) if cp.compaction is not None else None,
     )
 
 
@@ -548,6 +602,16 @@ def _payload(e: Event) -> dict[str, Any]:
                     worst_case=d["worst_case"],
                     usage=usage_pb(d["usage"]),
                     path=d["path"],
+                )
+            }
+        case engine.COMPACTION_START:
+            return {"compaction_start": pb.CompactionStart(**d)}
+        case engine.COMPACTION_DONE:
+            usage = d.get("usage")
+            fields = {k: v for k, v in d.items() if k != "usage"}
+            return {
+                "compaction_done": pb.CompactionDone(
+                    **fields, usage=usage_pb(usage) if usage is not None else None
                 )
             }
         case engine.TEXT_DELTA:

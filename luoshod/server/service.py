@@ -411,6 +411,31 @@ class AgentService(pb_grpc.AgentServiceServicer):
         return pb.DeleteSessionResponse(deleted=deleted)
 
     @unary
+    async def Compact(
+        self, request: pb.CompactRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CompactResponse:
+        """R85: compact a session by hand; SESSION_BUSY while a run holds it (here or, by
+        its lease, on another daemon)."""
+        sid = check_session_id(request.session_id)
+        strategy = (
+            convert.COMPACTION_STRATEGY_FROM_PB[request.strategy]
+            if request.strategy != pb.COMPACTION_STRATEGY_UNSPECIFIED
+            else None
+        )
+        claim = await self.runs.begin(sid)  # SESSION_BUSY while a run holds it
+        try:
+            cp = await self.engine.compact(sid, strategy)
+        finally:
+            self.runs.end(claim)
+        if cp is None:
+            loaded = await self.store.load(sid)
+            return pb.CompactResponse(
+                compacted=False, checkpoint=convert.checkpoint_pb(loaded) if loaded else None
+            )
+        audit.record("compact", context, session=sid)
+        return pb.CompactResponse(compacted=True, checkpoint=convert.checkpoint_pb(cp))
+
+    @unary
     async def ListApprovals(
         self, request: pb.ListApprovalsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListApprovalsResponse:

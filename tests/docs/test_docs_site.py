@@ -56,10 +56,7 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     proto = (ROOT / "proto" / "luosho" / "v1" / "agent.proto").read_text()
     assert "(docs/reference/rules.md#planned)" in status
     assert (ROOT / "luoshod" / "store" / "verify.py").exists()  # the hash chain is built
-    for planned in (
-        "rpc Compact(",
-        "CreateSchedule",
-    ):
+    for planned in ("CreateSchedule",):
         assert planned not in proto, f"{planned} is in the proto: update the README's status"
     # torture sends every if_busy mode; it never cancels a run or dequeues an input, and
     # its sub-agents (luoshod/torture/phases.py) have no tool that needs approval.
@@ -73,6 +70,11 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     # ListMcpServers has no route in the JSON API; MCP resources and prompts are not used.
     http = "".join(p.read_text() for p in (ROOT / "luoshod" / "http").glob("*.py"))
     assert "ListMcpServers" not in http and "`ListMcpServers` has no route" in status
+    # Compaction (R85) is the lead's only: the sub-agents' loop never compacts.
+    subagents = (ROOT / "luoshod" / "engine" / "subagents.py").read_text()
+    assert (
+        "compaction" not in subagents and "a sub-agent's transcript is\n  never compacted" in status
+    )
     mcp = "".join(p.read_text() for p in (ROOT / "luoshod" / "mcpclient").glob("*.py"))
     assert "list_resources" not in mcp and "list_prompts" not in mcp
 

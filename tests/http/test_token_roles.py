@@ -58,6 +58,9 @@ def test_r92_roles_are_read_from_the_entries_and_each_allows_what_the_ones_befor
     }
     refused = auth.accepts(bearer("r-secret"), "/luosho.v1.AgentService/Execute")
     assert refused is not None and refused.reason == "ROLE_NOT_ALLOWED"
+    # R85: compacting a session by hand is an operator's act, as deleting it is.
+    assert auth.accepts(bearer("r-secret"), "/luosho.v1.AgentService/Compact") is not None
+    assert auth.accepts(bearer("o-secret"), "/luosho.v1.AgentService/Compact") is None
     assert refused.metadata == {"method": "Execute", "role": "read", "needed": "operate"}
     assert role_needed("/luosho.v1.AgentService/Resolve") is Role.APPROVE
     assert role_needed("/some.Admin/Thing") is Role.ADMIN  # anything not listed: admin only

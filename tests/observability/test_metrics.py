@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from luosho.client import Agent, CheckpointNotFoundError, Client, SubAgent, Tool
+from luosho.client import Agent, CheckpointNotFoundError, Client, Compaction, SubAgent, Tool
 from tests.support.daemon_process import DaemonProcess, db_url
 
 SCRIPT = [
@@ -209,3 +209,33 @@ def test_r78_model_tokens_and_cost_by_model(served: tuple[DaemonProcess, str]) -
     cost = "luoshod_model_cost_usd_total"
     assert value(after, cost, model="scripted:lead") == 0.75
     assert value(after, cost, model="scripted:helper") == 0.125
+
+
+def test_r85_a_summary_call_counts_under_its_model(served: tuple[DaemonProcess, str]) -> None:
+    """A compaction's summary call (R85) is a model call like any: its tokens and cost
+    count under the summarizing model."""
+    daemon, url = served
+    pages = [
+        {"text": "a" * 1200, "tool_calls": [{"name": "fetch", "arguments": {"page": n}}]}
+        for n in range(3)
+    ] + [{"text": "read"}]
+    summary = {"text": "Three pages.", "usage": {"prompt_tokens": 700, "completion_tokens": 9}}
+    with Client(daemon.address) as client:
+        done = client.execute(
+            "m-compact",
+            "read them",
+            agent=Agent(
+                "scripted:reader",
+                tools=[Tool("fetch")],
+                model_settings={"script": pages, "context_window": 1000},
+                compaction=Compaction(
+                    threshold=0.5, model="scripted:sum", model_settings={"script": [summary]}
+                ),
+            ),
+            tools={"fetch": lambda a: {"body": "r" * 1500}},
+        ).result()
+        assert done.final_text == "read"
+    after = scrape(url)
+    tokens = "luoshod_model_tokens_total"
+    assert value(after, tokens, model="scripted:sum", kind="input") >= 700
+    assert value(after, tokens, model="scripted:sum", kind="output") >= 9

@@ -90,6 +90,16 @@ def test_r78_cache_reads_and_writes_have_their_own_prices() -> None:
     assert Price(3.0, 15.0).cost(1000, 100, 600, 200) == Price(3.0, 15.0).cost(1000, 100)
 
 
+def test_r85_context_windows_per_model() -> None:
+    text = '[providers.x]\nkind = "openai"\n[providers.x.context_windows]\n"gpt-4.1" = 1047576\n'
+    entry = parse(tomllib.loads(text), {}).providers["x"]
+    assert entry.context_windows == {"gpt-4.1": 1047576}
+    assert (
+        parse(tomllib.loads('[providers.x]\nkind = "openai"'), {}).providers["x"].context_windows
+        == {}
+    )
+
+
 def test_an_empty_file_has_no_providers(tmp_path: Path) -> None:
     path = tmp_path / "empty.toml"
     path.write_text("")
@@ -151,6 +161,14 @@ def test_an_empty_file_has_no_providers(tmp_path: Path) -> None:
         (
             '[providers.x]\nkind = "openai"\n[providers.x.prices."gpt-4.1"]\ninput = 1',
             'providers.x.prices."gpt-4.1".input: unknown key',
+        ),
+        (
+            '[providers.x]\nkind = "openai"\n[providers.x.context_windows]\n"gpt-4.1" = 0',
+            'providers.x.context_windows."gpt-4.1": must be a positive whole number',
+        ),
+        (
+            '[providers.x]\nkind = "openai"\ncontext_windows = 128000',
+            "providers.x.context_windows: must be a table",
         ),
         ('[providers.scripted]\nkind = "openai"', "providers.scripted: the name is reserved"),
         (

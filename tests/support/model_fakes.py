@@ -106,6 +106,9 @@ class FakeServer:
         #: Called with every valid, authenticated request: a ``Fault`` to serve instead
         #: of the script (e.g. refuse every continuation), or ``None``.
         self.rule: Callable[[Seen], Fault | None] | None = None
+        #: Chooses the turn of the script a valid request gets, instead of its number of
+        #: assistant turns (a transcript that compaction shortened, R85).
+        self.choose: Callable[[Seen], int] | None = None
         self.base_url = ""
         #: R84: the secret that signs the reasoning this fake sends, and the reasoning
         #: blocks (items) it sent with each turn, by turn number.
@@ -162,6 +165,8 @@ class FakeServer:
         if self.rule is not None and (fault := self.rule(seen)) is not None:
             seen.fault = fault
             return await self._fault(request, fault, seen)
+        if self.choose is not None:
+            seen.turn = self.choose(seen)
         t = self.script[seen.turn] if seen.turn < len(self.script) else turn(END_OF_SCRIPT)
         if body.get("stream"):
             return await self._stream(request, t, seen.turn, body, None)

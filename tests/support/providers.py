@@ -39,10 +39,14 @@ def provider_toml(fake: FakeServer, name: str = "llm", **overrides: Any) -> str:
     }
     entry.update(overrides)
     prices = entry.pop("prices", {MODEL: PRICE})
+    windows = entry.pop("context_windows", {})
     lines = [f"[providers.{name}]"] + [f"{k} = {json.dumps(v)}" for k, v in entry.items()]
     for model, price in prices.items():
         lines.append(f'[providers.{name}.prices."{model}"]')
         lines += [f"{k} = {v}" for k, v in price.items()]
+    if windows:  # R85
+        lines.append(f"[providers.{name}.context_windows]")
+        lines += [f'"{model}" = {n}' for model, n in windows.items()]
     return "\n".join(lines) + "\n"
 
 

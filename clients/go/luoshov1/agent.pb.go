@@ -183,6 +183,12 @@ const (
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
 	// AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84).
 	ErrorReason_ERROR_REASON_INVALID_REASONING ErrorReason = 160
+	// INVALID_ARGUMENT: the agent has compaction and its model's context window is not in
+	// the daemon's configuration ([providers.NAME.context_windows]).
+	ErrorReason_ERROR_REASON_CONTEXT_WINDOW_UNKNOWN ErrorReason = 165
+	// INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
+	// protected tail, or a sub-agent has compaction (only the lead's transcript is).
+	ErrorReason_ERROR_REASON_INVALID_COMPACTION ErrorReason = 166
 )
 
 // Enum value maps for ErrorReason.
@@ -283,6 +289,8 @@ var (
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
 		160: "ERROR_REASON_INVALID_REASONING",
+		165: "ERROR_REASON_CONTEXT_WINDOW_UNKNOWN",
+		166: "ERROR_REASON_INVALID_COMPACTION",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -380,6 +388,8 @@ var (
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
 		"ERROR_REASON_INVALID_REASONING":             160,
+		"ERROR_REASON_CONTEXT_WINDOW_UNKNOWN":        165,
+		"ERROR_REASON_INVALID_COMPACTION":            166,
 	}
 )
 
@@ -646,6 +656,62 @@ func (FinishReason) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
+type CompactionStrategy int32
+
+const (
+	// BOTH.
+	CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED CompactionStrategy = 0
+	// Old tool results become a short marker; nothing is summarized.
+	CompactionStrategy_COMPACTION_STRATEGY_PRUNE CompactionStrategy = 1
+	// The oldest turns become one summary; no tool result is pruned.
+	CompactionStrategy_COMPACTION_STRATEGY_SUMMARIZE CompactionStrategy = 2
+	// Prune, then summarize if the request is still above the threshold.
+	CompactionStrategy_COMPACTION_STRATEGY_BOTH CompactionStrategy = 3
+)
+
+// Enum value maps for CompactionStrategy.
+var (
+	CompactionStrategy_name = map[int32]string{
+		0: "COMPACTION_STRATEGY_UNSPECIFIED",
+		1: "COMPACTION_STRATEGY_PRUNE",
+		2: "COMPACTION_STRATEGY_SUMMARIZE",
+		3: "COMPACTION_STRATEGY_BOTH",
+	}
+	CompactionStrategy_value = map[string]int32{
+		"COMPACTION_STRATEGY_UNSPECIFIED": 0,
+		"COMPACTION_STRATEGY_PRUNE":       1,
+		"COMPACTION_STRATEGY_SUMMARIZE":   2,
+		"COMPACTION_STRATEGY_BOTH":        3,
+	}
+)
+
+func (x CompactionStrategy) Enum() *CompactionStrategy {
+	p := new(CompactionStrategy)
+	*p = x
+	return p
+}
+
+func (x CompactionStrategy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CompactionStrategy) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+}
+
+func (CompactionStrategy) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[5]
+}
+
+func (x CompactionStrategy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CompactionStrategy.Descriptor instead.
+func (CompactionStrategy) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
 type McpRetryOn int32
 
 const (
@@ -685,11 +751,11 @@ func (x McpRetryOn) String() string {
 }
 
 func (McpRetryOn) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[6].Descriptor()
 }
 
 func (McpRetryOn) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[5]
+	return &file_luosho_v1_agent_proto_enumTypes[6]
 }
 
 func (x McpRetryOn) Number() protoreflect.EnumNumber {
@@ -698,7 +764,7 @@ func (x McpRetryOn) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpRetryOn.Descriptor instead.
 func (McpRetryOn) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 // Whether a daemon tool pauses the run for a human before it runs (R72).
@@ -736,11 +802,11 @@ func (x McpApproval) String() string {
 }
 
 func (McpApproval) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[6].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[7].Descriptor()
 }
 
 func (McpApproval) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[6]
+	return &file_luosho_v1_agent_proto_enumTypes[7]
 }
 
 func (x McpApproval) Number() protoreflect.EnumNumber {
@@ -749,7 +815,7 @@ func (x McpApproval) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpApproval.Descriptor instead.
 func (McpApproval) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 // What a pending approval asks for (R88).
@@ -788,11 +854,11 @@ func (x ApprovalKind) String() string {
 }
 
 func (ApprovalKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[7].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
 }
 
 func (ApprovalKind) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[7]
+	return &file_luosho_v1_agent_proto_enumTypes[8]
 }
 
 func (x ApprovalKind) Number() protoreflect.EnumNumber {
@@ -801,7 +867,7 @@ func (x ApprovalKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ApprovalKind.Descriptor instead.
 func (ApprovalKind) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 type RunMode int32
@@ -843,11 +909,11 @@ func (x RunMode) String() string {
 }
 
 func (RunMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
 }
 
 func (RunMode) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[8]
+	return &file_luosho_v1_agent_proto_enumTypes[9]
 }
 
 func (x RunMode) Number() protoreflect.EnumNumber {
@@ -856,7 +922,7 @@ func (x RunMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RunMode.Descriptor instead.
 func (RunMode) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 // The answer to a tool.reconcile (R77), in SubmitToolResultRequest.reconcile.
@@ -902,11 +968,11 @@ func (x ReconcileOutcome) String() string {
 }
 
 func (ReconcileOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
 }
 
 func (ReconcileOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[9]
+	return &file_luosho_v1_agent_proto_enumTypes[10]
 }
 
 func (x ReconcileOutcome) Number() protoreflect.EnumNumber {
@@ -915,7 +981,7 @@ func (x ReconcileOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReconcileOutcome.Descriptor instead.
 func (ReconcileOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 type ToolExecutor int32
@@ -952,11 +1018,11 @@ func (x ToolExecutor) String() string {
 }
 
 func (ToolExecutor) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
 }
 
 func (ToolExecutor) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[10]
+	return &file_luosho_v1_agent_proto_enumTypes[11]
 }
 
 func (x ToolExecutor) Number() protoreflect.EnumNumber {
@@ -965,7 +1031,7 @@ func (x ToolExecutor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolExecutor.Descriptor instead.
 func (ToolExecutor) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 // ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
@@ -1017,11 +1083,11 @@ func (x IfBusy) String() string {
 }
 
 func (IfBusy) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
 }
 
 func (IfBusy) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[11]
+	return &file_luosho_v1_agent_proto_enumTypes[12]
 }
 
 func (x IfBusy) Number() protoreflect.EnumNumber {
@@ -1030,7 +1096,7 @@ func (x IfBusy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use IfBusy.Descriptor instead.
 func (IfBusy) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 type SubmitOutcome int32
@@ -1068,11 +1134,11 @@ func (x SubmitOutcome) String() string {
 }
 
 func (SubmitOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[13].Descriptor()
 }
 
 func (SubmitOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[12]
+	return &file_luosho_v1_agent_proto_enumTypes[13]
 }
 
 func (x SubmitOutcome) Number() protoreflect.EnumNumber {
@@ -1081,7 +1147,7 @@ func (x SubmitOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubmitOutcome.Descriptor instead.
 func (SubmitOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 // How the daemon reaches an MCP server ([mcp_servers.NAME] command or url).
@@ -1120,11 +1186,11 @@ func (x McpTransport) String() string {
 }
 
 func (McpTransport) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[13].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[14].Descriptor()
 }
 
 func (McpTransport) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[13]
+	return &file_luosho_v1_agent_proto_enumTypes[14]
 }
 
 func (x McpTransport) Number() protoreflect.EnumNumber {
@@ -1133,7 +1199,7 @@ func (x McpTransport) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpTransport.Descriptor instead.
 func (McpTransport) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 // The state of the daemon's connection to an MCP server.
@@ -1175,11 +1241,11 @@ func (x McpServerState) String() string {
 }
 
 func (McpServerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[14].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[15].Descriptor()
 }
 
 func (McpServerState) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[14]
+	return &file_luosho_v1_agent_proto_enumTypes[15]
 }
 
 func (x McpServerState) Number() protoreflect.EnumNumber {
@@ -1188,7 +1254,7 @@ func (x McpServerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpServerState.Descriptor instead.
 func (McpServerState) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -1328,7 +1394,11 @@ type AgentSpec struct {
 	OutputSchemaJson string `protobuf:"bytes,65,opt,name=output_schema_json,json=outputSchemaJson,proto3" json:"output_schema_json,omitempty"`
 	// R84: how much the model reasons before it answers, mapped to each provider. Unset:
 	// the provider's default.
-	Reasoning     *Reasoning `protobuf:"bytes,70,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	Reasoning *Reasoning `protobuf:"bytes,70,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	// Compaction (docs/reference/rules.md R85): before a model call whose request passes
+	// the threshold, old tool results become a marker, then the oldest turns one summary.
+	// Unset: never. Not part of the fingerprint.
+	Compaction    *Compaction `protobuf:"bytes,75,opt,name=compaction,proto3" json:"compaction,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1475,6 +1545,13 @@ func (x *AgentSpec) GetReasoning() *Reasoning {
 	return nil
 }
 
+func (x *AgentSpec) GetCompaction() *Compaction {
+	if x != nil {
+		return x.Compaction
+	}
+	return nil
+}
+
 // R84: an effort ("minimal", "low", "medium", "high"), a token budget, or both; each
 // provider takes the one its API has (Anthropic a budget, OpenAI an effort) and derives it
 // from the other when only that one is given.
@@ -1530,6 +1607,170 @@ func (x *Reasoning) GetBudgetTokens() int64 {
 	return 0
 }
 
+// When and how a long transcript is compacted before a model call (R85).
+type Compaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A share of the model's context window (above 0, at most 1); unset or 0: 0.8. The
+	// window is the daemon's configuration's ([providers.NAME.context_windows]).
+	Threshold float64 `protobuf:"fixed64,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// The newest messages within this many tokens are never pruned nor summarized.
+	ProtectTokens int64              `protobuf:"varint,2,opt,name=protect_tokens,json=protectTokens,proto3" json:"protect_tokens,omitempty"`
+	Strategy      CompactionStrategy `protobuf:"varint,3,opt,name=strategy,proto3,enum=luosho.v1.CompactionStrategy" json:"strategy,omitempty"`
+	// The model that writes the summary ("provider:model"); empty: the agent's.
+	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// Its settings; empty: the agent's when it is the agent's model, else none.
+	ModelSettingsJson string `protobuf:"bytes,5,opt,name=model_settings_json,json=modelSettingsJson,proto3" json:"model_settings_json,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Compaction) Reset() {
+	*x = Compaction{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Compaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Compaction) ProtoMessage() {}
+
+func (x *Compaction) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
+func (*Compaction) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Compaction) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *Compaction) GetProtectTokens() int64 {
+	if x != nil {
+		return x.ProtectTokens
+	}
+	return 0
+}
+
+func (x *Compaction) GetStrategy() CompactionStrategy {
+	if x != nil {
+		return x.Strategy
+	}
+	return CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED
+}
+
+func (x *Compaction) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *Compaction) GetModelSettingsJson() string {
+	if x != nil {
+		return x.ModelSettingsJson
+	}
+	return ""
+}
+
+// What compaction made of a checkpoint's transcript for the model (R85). `messages`
+// stays whole; a model call is sent: the system and pinned messages before
+// summarized_before, one user message with the summary, then the rest, each tool result
+// before pruned_before as a short marker.
+type CompactionState struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	PrunedBefore     int32                  `protobuf:"varint,1,opt,name=pruned_before,json=prunedBefore,proto3" json:"pruned_before,omitempty"`
+	SummarizedBefore int32                  `protobuf:"varint,2,opt,name=summarized_before,json=summarizedBefore,proto3" json:"summarized_before,omitempty"`
+	Summary          string                 `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The version of the save that recorded it (its History entry).
+	Version int64 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	// Compactions the session went through.
+	Count         int32 `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactionState) Reset() {
+	*x = CompactionState{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionState) ProtoMessage() {}
+
+func (x *CompactionState) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionState.ProtoReflect.Descriptor instead.
+func (*CompactionState) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CompactionState) GetPrunedBefore() int32 {
+	if x != nil {
+		return x.PrunedBefore
+	}
+	return 0
+}
+
+func (x *CompactionState) GetSummarizedBefore() int32 {
+	if x != nil {
+		return x.SummarizedBefore
+	}
+	return 0
+}
+
+func (x *CompactionState) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *CompactionState) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *CompactionState) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 // Limits of an agent: per run and over the session's whole life.
 type Limits struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1546,7 +1787,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1799,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1812,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Limits) GetRun() *Budget {
@@ -1612,7 +1853,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1865,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1878,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Budget) GetInputTokens() int64 {
@@ -1697,7 +1938,7 @@ type SubAgent struct {
 
 func (x *SubAgent) Reset() {
 	*x = SubAgent{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1950,7 @@ func (x *SubAgent) String() string {
 func (*SubAgent) ProtoMessage() {}
 
 func (x *SubAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1963,7 @@ func (x *SubAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgent.ProtoReflect.Descriptor instead.
 func (*SubAgent) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubAgent) GetName() string {
@@ -1762,7 +2003,7 @@ type SubAgentTag struct {
 
 func (x *SubAgentTag) Reset() {
 	*x = SubAgentTag{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +2015,7 @@ func (x *SubAgentTag) String() string {
 func (*SubAgentTag) ProtoMessage() {}
 
 func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +2028,7 @@ func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentTag.ProtoReflect.Descriptor instead.
 func (*SubAgentTag) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubAgentTag) GetName() string {
@@ -1839,7 +2080,7 @@ type McpServerUse struct {
 
 func (x *McpServerUse) Reset() {
 	*x = McpServerUse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +2092,7 @@ func (x *McpServerUse) String() string {
 func (*McpServerUse) ProtoMessage() {}
 
 func (x *McpServerUse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +2105,7 @@ func (x *McpServerUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerUse.ProtoReflect.Descriptor instead.
 func (*McpServerUse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *McpServerUse) GetName() string {
@@ -1917,7 +2158,7 @@ type McpRetryPolicy struct {
 
 func (x *McpRetryPolicy) Reset() {
 	*x = McpRetryPolicy{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2170,7 @@ func (x *McpRetryPolicy) String() string {
 func (*McpRetryPolicy) ProtoMessage() {}
 
 func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2183,7 @@ func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpRetryPolicy.ProtoReflect.Descriptor instead.
 func (*McpRetryPolicy) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *McpRetryPolicy) GetAttempts() int32 {
@@ -1979,7 +2220,7 @@ type McpToolOverride struct {
 
 func (x *McpToolOverride) Reset() {
 	*x = McpToolOverride{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1991,7 +2232,7 @@ func (x *McpToolOverride) String() string {
 func (*McpToolOverride) ProtoMessage() {}
 
 func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2004,7 +2245,7 @@ func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpToolOverride.ProtoReflect.Descriptor instead.
 func (*McpToolOverride) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *McpToolOverride) GetTool() string {
@@ -2047,7 +2288,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +2300,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +2313,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolCall) GetId() string {
@@ -2113,14 +2354,16 @@ type Message struct {
 	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
 	// Assistant messages (R84): the reasoning the model returned with this turn, each block
 	// exactly as its provider sent it, sent back with the turn when the run continues.
-	Reasoning     []*ReasoningBlock `protobuf:"bytes,10,rep,name=reasoning,proto3" json:"reasoning,omitempty"`
+	Reasoning []*ReasoningBlock `protobuf:"bytes,10,rep,name=reasoning,proto3" json:"reasoning,omitempty"`
+	// Input user or system messages: compaction never summarizes this one away (R85).
+	Pinned        bool `protobuf:"varint,15,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2375,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2388,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Message) GetRole() Role {
@@ -2211,6 +2454,13 @@ func (x *Message) GetReasoning() []*ReasoningBlock {
 	return nil
 }
 
+func (x *Message) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
+}
+
 // One block of a model's reasoning (R84).
 type ReasoningBlock struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2227,7 +2477,7 @@ type ReasoningBlock struct {
 
 func (x *ReasoningBlock) Reset() {
 	*x = ReasoningBlock{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2489,7 @@ func (x *ReasoningBlock) String() string {
 func (*ReasoningBlock) ProtoMessage() {}
 
 func (x *ReasoningBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2502,7 @@ func (x *ReasoningBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReasoningBlock.ProtoReflect.Descriptor instead.
 func (*ReasoningBlock) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReasoningBlock) GetProvider() string {
@@ -2297,7 +2547,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2559,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2572,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -2399,7 +2649,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2411,7 +2661,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2424,7 +2674,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolCallRecord) GetCall() *ToolCall {
@@ -2477,7 +2727,7 @@ type AgentFingerprint struct {
 
 func (x *AgentFingerprint) Reset() {
 	*x = AgentFingerprint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2739,7 @@ func (x *AgentFingerprint) String() string {
 func (*AgentFingerprint) ProtoMessage() {}
 
 func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2752,7 @@ func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFingerprint.ProtoReflect.Descriptor instead.
 func (*AgentFingerprint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AgentFingerprint) GetHash() string {
@@ -2586,13 +2836,15 @@ type Checkpoint struct {
 	RunPausedMs      int64                  `protobuf:"varint,51,opt,name=run_paused_ms,json=runPausedMs,proto3" json:"run_paused_ms,omitempty"`
 	SessionStartedAt *timestamppb.Timestamp `protobuf:"bytes,52,opt,name=session_started_at,json=sessionStartedAt,proto3" json:"session_started_at,omitempty"`
 	SessionPausedMs  int64                  `protobuf:"varint,53,opt,name=session_paused_ms,json=sessionPausedMs,proto3" json:"session_paused_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// R85: what compaction made of `messages` for the model; unset: never compacted.
+	Compaction    *CompactionState `protobuf:"bytes,70,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2604,7 +2856,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2617,7 +2869,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Checkpoint) GetSessionId() string {
@@ -2795,6 +3047,13 @@ func (x *Checkpoint) GetSessionPausedMs() int64 {
 	return 0
 }
 
+func (x *Checkpoint) GetCompaction() *CompactionState {
+	if x != nil {
+		return x.Compaction
+	}
+	return nil
+}
+
 // The nested state of one unfinished sub-agent (R59).
 type SubAgentState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2817,7 +3076,7 @@ type SubAgentState struct {
 
 func (x *SubAgentState) Reset() {
 	*x = SubAgentState{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +3088,7 @@ func (x *SubAgentState) String() string {
 func (*SubAgentState) ProtoMessage() {}
 
 func (x *SubAgentState) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +3101,7 @@ func (x *SubAgentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentState.ProtoReflect.Descriptor instead.
 func (*SubAgentState) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubAgentState) GetCallId() string {
@@ -2936,7 +3195,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2948,7 +3207,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2961,7 +3220,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -3061,14 +3320,17 @@ type HistoryEntry struct {
 	// This save's link of the session's hash chain (R91): hex SHA-256 over the previous
 	// save's link and what this save wrote. Empty for a save recorded without one.
 	// `luoshod store verify` recomputes it.
-	Chain         string `protobuf:"bytes,10,opt,name=chain,proto3" json:"chain,omitempty"`
+	Chain string `protobuf:"bytes,10,opt,name=chain,proto3" json:"chain,omitempty"`
+	// R85: this save recorded a compaction (its own entry; the entries before it hold the
+	// transcript as the model saw it before).
+	Compaction    bool `protobuf:"varint,20,opt,name=compaction,proto3" json:"compaction,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3342,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3355,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -3166,6 +3428,13 @@ func (x *HistoryEntry) GetChain() string {
 	return ""
 }
 
+func (x *HistoryEntry) GetCompaction() bool {
+	if x != nil {
+		return x.Compaction
+	}
+	return false
+}
+
 type SessionSummary struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	SessionId    string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -3185,7 +3454,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3466,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3479,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -3309,6 +3578,8 @@ type Event struct {
 	//	*Event_ProviderRetry
 	//	*Event_ProviderFallback
 	//	*Event_ReasoningDelta
+	//	*Event_CompactionStart
+	//	*Event_CompactionDone
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -3318,7 +3589,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3330,7 +3601,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3343,7 +3614,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Event) GetSessionId() string {
@@ -3557,6 +3828,24 @@ func (x *Event) GetReasoningDelta() *ReasoningDelta {
 	return nil
 }
 
+func (x *Event) GetCompactionStart() *CompactionStart {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_CompactionStart); ok {
+			return x.CompactionStart
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetCompactionDone() *CompactionDone {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_CompactionDone); ok {
+			return x.CompactionDone
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -3640,6 +3929,14 @@ type Event_ReasoningDelta struct {
 	ReasoningDelta *ReasoningDelta `protobuf:"bytes,38,opt,name=reasoning_delta,json=reasoningDelta,proto3,oneof"`
 }
 
+type Event_CompactionStart struct {
+	CompactionStart *CompactionStart `protobuf:"bytes,45,opt,name=compaction_start,json=compactionStart,proto3,oneof"`
+}
+
+type Event_CompactionDone struct {
+	CompactionDone *CompactionDone `protobuf:"bytes,46,opt,name=compaction_done,json=compactionDone,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -3676,6 +3973,10 @@ func (*Event_ProviderFallback) isEvent_Payload() {}
 
 func (*Event_ReasoningDelta) isEvent_Payload() {}
 
+func (*Event_CompactionStart) isEvent_Payload() {}
+
+func (*Event_CompactionDone) isEvent_Payload() {}
+
 // type "run.start"
 type RunStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3690,7 +3991,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3702,7 +4003,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3715,7 +4016,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -3771,7 +4072,7 @@ type ApprovalResolved struct {
 
 func (x *ApprovalResolved) Reset() {
 	*x = ApprovalResolved{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3783,7 +4084,7 @@ func (x *ApprovalResolved) String() string {
 func (*ApprovalResolved) ProtoMessage() {}
 
 func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3796,7 +4097,7 @@ func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalResolved.ProtoReflect.Descriptor instead.
 func (*ApprovalResolved) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ApprovalResolved) GetApprovalId() string {
@@ -3865,7 +4166,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3877,7 +4178,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3890,7 +4191,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -3912,7 +4213,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +4225,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +4238,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -3988,7 +4289,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4000,7 +4301,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4013,7 +4314,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -4079,7 +4380,7 @@ type ToolReconcile struct {
 
 func (x *ToolReconcile) Reset() {
 	*x = ToolReconcile{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4091,7 +4392,7 @@ func (x *ToolReconcile) String() string {
 func (*ToolReconcile) ProtoMessage() {}
 
 func (x *ToolReconcile) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4104,7 +4405,7 @@ func (x *ToolReconcile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolReconcile.ProtoReflect.Descriptor instead.
 func (*ToolReconcile) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ToolReconcile) GetStep() int32 {
@@ -4152,7 +4453,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4164,7 +4465,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4177,7 +4478,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -4240,7 +4541,7 @@ type ProviderRetry struct {
 
 func (x *ProviderRetry) Reset() {
 	*x = ProviderRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4252,7 +4553,7 @@ func (x *ProviderRetry) String() string {
 func (*ProviderRetry) ProtoMessage() {}
 
 func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4265,7 +4566,7 @@ func (x *ProviderRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderRetry.ProtoReflect.Descriptor instead.
 func (*ProviderRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ProviderRetry) GetStep() int32 {
@@ -4323,7 +4624,7 @@ type ProviderFallback struct {
 
 func (x *ProviderFallback) Reset() {
 	*x = ProviderFallback{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4335,7 +4636,7 @@ func (x *ProviderFallback) String() string {
 func (*ProviderFallback) ProtoMessage() {}
 
 func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4348,7 +4649,7 @@ func (x *ProviderFallback) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderFallback.ProtoReflect.Descriptor instead.
 func (*ProviderFallback) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ProviderFallback) GetStep() int32 {
@@ -4407,7 +4708,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4419,7 +4720,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4432,7 +4733,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -4480,7 +4781,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4492,7 +4793,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4505,7 +4806,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -4528,7 +4829,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4540,7 +4841,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4553,7 +4854,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -4583,7 +4884,7 @@ type ReasoningDelta struct {
 
 func (x *ReasoningDelta) Reset() {
 	*x = ReasoningDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4595,7 +4896,7 @@ func (x *ReasoningDelta) String() string {
 func (*ReasoningDelta) ProtoMessage() {}
 
 func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4608,7 +4909,7 @@ func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
 func (*ReasoningDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReasoningDelta) GetStep() int32 {
@@ -4645,7 +4946,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4657,7 +4958,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4670,7 +4971,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -4733,7 +5034,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4745,7 +5046,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4758,7 +5059,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -4794,7 +5095,7 @@ type BudgetExceeded struct {
 
 func (x *BudgetExceeded) Reset() {
 	*x = BudgetExceeded{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4806,7 +5107,7 @@ func (x *BudgetExceeded) String() string {
 func (*BudgetExceeded) ProtoMessage() {}
 
 func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4819,7 +5120,7 @@ func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetExceeded.ProtoReflect.Descriptor instead.
 func (*BudgetExceeded) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BudgetExceeded) GetScope() string {
@@ -4872,6 +5173,188 @@ func (x *BudgetExceeded) GetPath() []string {
 }
 
 // type "run.done": the last event of a run's stream.
+// compaction.start (R85): the transcript is compacted before the model call of `step`.
+type CompactionStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// "threshold" (the request passed it) or "manual" (Compact).
+	Trigger string `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// The request's estimate (characters / 4) and the threshold, in tokens.
+	Tokens          int64 `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	ThresholdTokens int64 `protobuf:"varint,4,opt,name=threshold_tokens,json=thresholdTokens,proto3" json:"threshold_tokens,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CompactionStart) Reset() {
+	*x = CompactionStart{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionStart) ProtoMessage() {}
+
+func (x *CompactionStart) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionStart.ProtoReflect.Descriptor instead.
+func (*CompactionStart) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *CompactionStart) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *CompactionStart) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *CompactionStart) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *CompactionStart) GetThresholdTokens() int64 {
+	if x != nil {
+		return x.ThresholdTokens
+	}
+	return 0
+}
+
+// compaction.done (R85): what the compaction did; saved with it.
+type CompactionDone struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Step         int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Trigger      string                 `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	TokensBefore int64                  `protobuf:"varint,3,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter  int64                  `protobuf:"varint,4,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	// Tool results pruned, messages summarized.
+	Pruned     int32 `protobuf:"varint,5,opt,name=pruned,proto3" json:"pruned,omitempty"`
+	Summarized int32 `protobuf:"varint,6,opt,name=summarized,proto3" json:"summarized,omitempty"`
+	// Why the summary was not made (its call failed): the run goes on without it.
+	Error         string `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	SummaryModel  string `protobuf:"bytes,8,opt,name=summary_model,json=summaryModel,proto3" json:"summary_model,omitempty"`
+	Usage         *Usage `protobuf:"bytes,9,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactionDone) Reset() {
+	*x = CompactionDone{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionDone) ProtoMessage() {}
+
+func (x *CompactionDone) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionDone.ProtoReflect.Descriptor instead.
+func (*CompactionDone) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *CompactionDone) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *CompactionDone) GetTokensBefore() int64 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetTokensAfter() int64 {
+	if x != nil {
+		return x.TokensAfter
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetPruned() int32 {
+	if x != nil {
+		return x.Pruned
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetSummarized() int32 {
+	if x != nil {
+		return x.Summarized
+	}
+	return 0
+}
+
+func (x *CompactionDone) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *CompactionDone) GetSummaryModel() string {
+	if x != nil {
+		return x.SummaryModel
+	}
+	return ""
+}
+
+func (x *CompactionDone) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 type RunDone struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	FinishReason FinishReason           `protobuf:"varint,1,opt,name=finish_reason,json=finishReason,proto3,enum=luosho.v1.FinishReason" json:"finish_reason,omitempty"`
@@ -4894,7 +5377,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4906,7 +5389,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4919,7 +5402,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -5016,7 +5499,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5028,7 +5511,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5041,7 +5524,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -5115,7 +5598,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5127,7 +5610,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5140,7 +5623,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -5190,7 +5673,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5202,7 +5685,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5215,7 +5698,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -5242,7 +5725,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5254,7 +5737,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5267,7 +5750,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -5295,7 +5778,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5307,7 +5790,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5320,7 +5803,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -5339,7 +5822,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5351,7 +5834,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5364,7 +5847,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -5387,7 +5870,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5399,7 +5882,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5412,7 +5895,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -5445,7 +5928,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5457,7 +5940,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5470,7 +5953,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -5500,7 +5983,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5512,7 +5995,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5525,7 +6008,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -5575,7 +6058,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5587,7 +6070,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5600,7 +6083,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -5626,7 +6109,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5638,7 +6121,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5651,7 +6134,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -5671,7 +6154,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5683,7 +6166,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5696,7 +6179,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -5715,7 +6198,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5727,7 +6210,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5740,7 +6223,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -5770,7 +6253,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5782,7 +6265,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5795,7 +6278,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -5848,7 +6331,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5860,7 +6343,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5873,7 +6356,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -5943,7 +6426,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5955,7 +6438,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5968,7 +6451,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -6032,7 +6515,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6044,7 +6527,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6057,7 +6540,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -6091,7 +6574,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6103,7 +6586,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6116,7 +6599,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -6143,7 +6626,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6155,7 +6638,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6168,7 +6651,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -6206,7 +6689,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6218,7 +6701,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6231,7 +6714,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -6299,7 +6782,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6311,7 +6794,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6324,7 +6807,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -6346,7 +6829,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6358,7 +6841,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6371,7 +6854,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -6405,7 +6888,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6417,7 +6900,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6430,7 +6913,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -6461,7 +6944,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6473,7 +6956,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6486,7 +6969,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -6527,7 +7010,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6539,7 +7022,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6552,7 +7035,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -6587,7 +7070,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6599,7 +7082,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6612,7 +7095,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -6661,7 +7144,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6673,7 +7156,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6686,7 +7169,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -6723,7 +7206,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6735,7 +7218,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6748,7 +7231,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -6790,7 +7273,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6802,7 +7285,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6815,7 +7298,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -6849,7 +7332,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6861,7 +7344,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6874,7 +7357,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -6908,7 +7391,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6920,7 +7403,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6933,7 +7416,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -6989,7 +7472,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7001,7 +7484,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7014,7 +7497,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -7078,7 +7561,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7090,7 +7573,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7103,7 +7586,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -7152,7 +7635,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7164,7 +7647,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7177,7 +7660,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -7249,7 +7732,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7261,7 +7744,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7274,7 +7757,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -7318,7 +7801,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7330,7 +7813,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[74]
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7343,7 +7826,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -7376,7 +7859,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[75]
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7388,7 +7871,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[75]
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7401,7 +7884,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{75}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -7422,7 +7905,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[76]
+	mi := &file_luosho_v1_agent_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7434,7 +7917,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[76]
+	mi := &file_luosho_v1_agent_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7447,7 +7930,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{76}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -7467,7 +7950,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[77]
+	mi := &file_luosho_v1_agent_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7479,7 +7962,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[77]
+	mi := &file_luosho_v1_agent_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7492,7 +7975,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{77}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -7518,7 +8001,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[78]
+	mi := &file_luosho_v1_agent_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7530,7 +8013,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[78]
+	mi := &file_luosho_v1_agent_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7543,7 +8026,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{78}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *McpServer) GetName() string {
@@ -7603,7 +8086,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[79]
+	mi := &file_luosho_v1_agent_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7615,7 +8098,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[79]
+	mi := &file_luosho_v1_agent_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7628,7 +8111,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{79}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *McpTool) GetName() string {
@@ -7666,6 +8149,112 @@ func (x *McpTool) GetDestructiveHint() bool {
 	return false
 }
 
+type CompactRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Unset: the agent's strategy (BOTH when the agent has no compaction).
+	Strategy      CompactionStrategy `protobuf:"varint,2,opt,name=strategy,proto3,enum=luosho.v1.CompactionStrategy" json:"strategy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactRequest) Reset() {
+	*x = CompactRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactRequest) ProtoMessage() {}
+
+func (x *CompactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
+func (*CompactRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *CompactRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CompactRequest) GetStrategy() CompactionStrategy {
+	if x != nil {
+		return x.Strategy
+	}
+	return CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED
+}
+
+type CompactResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether a compaction was saved (false: nothing outside the protected tail to compact).
+	Compacted     bool        `protobuf:"varint,1,opt,name=compacted,proto3" json:"compacted,omitempty"`
+	Checkpoint    *Checkpoint `protobuf:"bytes,2,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactResponse) Reset() {
+	*x = CompactResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactResponse) ProtoMessage() {}
+
+func (x *CompactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
+func (*CompactResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *CompactResponse) GetCompacted() bool {
+	if x != nil {
+		return x.Compacted
+	}
+	return false
+}
+
+func (x *CompactResponse) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
 var File_luosho_v1_agent_proto protoreflect.FileDescriptor
 
 const file_luosho_v1_agent_proto_rawDesc = "" +
@@ -7678,7 +8267,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
 	"\treconcile\x18\x05 \x01(\bR\treconcile\x12\x1a\n" +
 	"\bquestion\x18\n" +
-	" \x01(\bR\bquestion\"\xd3\x06\n" +
+	" \x01(\bR\bquestion\"\x8a\a\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7696,7 +8285,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12'\n" +
 	"\x0ffallback_models\x18< \x03(\tR\x0efallbackModels\x12,\n" +
 	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJson\x122\n" +
-	"\treasoning\x18F \x01(\v2\x14.luosho.v1.ReasoningR\treasoningB\f\n" +
+	"\treasoning\x18F \x01(\v2\x14.luosho.v1.ReasoningR\treasoning\x125\n" +
+	"\n" +
+	"compaction\x18K \x01(\v2\x15.luosho.v1.CompactionR\n" +
+	"compactionB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
@@ -7706,7 +8298,20 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tReasoning\x12\x16\n" +
 	"\x06effort\x18\x01 \x01(\tR\x06effort\x12(\n" +
 	"\rbudget_tokens\x18\x02 \x01(\x03H\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
-	"\x0e_budget_tokens\"\x86\x01\n" +
+	"\x0e_budget_tokens\"\xd2\x01\n" +
+	"\n" +
+	"Compaction\x12\x1c\n" +
+	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x12%\n" +
+	"\x0eprotect_tokens\x18\x02 \x01(\x03R\rprotectTokens\x129\n" +
+	"\bstrategy\x18\x03 \x01(\x0e2\x1d.luosho.v1.CompactionStrategyR\bstrategy\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12.\n" +
+	"\x13model_settings_json\x18\x05 \x01(\tR\x11modelSettingsJson\"\xad\x01\n" +
+	"\x0fCompactionState\x12#\n" +
+	"\rpruned_before\x18\x01 \x01(\x05R\fprunedBefore\x12+\n" +
+	"\x11summarized_before\x18\x02 \x01(\x05R\x10summarizedBefore\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\x03R\aversion\x12\x14\n" +
+	"\x05count\x18\x05 \x01(\x05R\x05count\"\x86\x01\n" +
 	"\x06Limits\x12#\n" +
 	"\x03run\x18\x01 \x01(\v2\x11.luosho.v1.BudgetR\x03run\x12+\n" +
 	"\asession\x18\x02 \x01(\v2\x11.luosho.v1.BudgetR\asession\x12*\n" +
@@ -7758,7 +8363,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12%\n" +
-	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\xcd\x02\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\xe5\x02\n" +
 	"\aMessage\x12#\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x0f.luosho.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x122\n" +
@@ -7771,7 +8376,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x05model\x18\a \x01(\tR\x05model\x12&\n" +
 	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x127\n" +
 	"\treasoning\x18\n" +
-	" \x03(\v2\x19.luosho.v1.ReasoningBlockR\treasoning\"[\n" +
+	" \x03(\v2\x19.luosho.v1.ReasoningBlockR\treasoning\x12\x16\n" +
+	"\x06pinned\x18\x0f \x01(\bR\x06pinned\"[\n" +
 	"\x0eReasoningBlock\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\braw_json\x18\x02 \x01(\tR\arawJson\x12\x12\n" +
@@ -7802,7 +8408,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd2\n" +
 	"\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
@@ -7838,7 +8444,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0erun_started_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\frunStartedAt\x12\"\n" +
 	"\rrun_paused_ms\x183 \x01(\x03R\vrunPausedMs\x12H\n" +
 	"\x12session_started_at\x184 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartedAt\x12*\n" +
-	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x1a;\n" +
+	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x12:\n" +
+	"\n" +
+	"compaction\x18F \x01(\v2\x1a.luosho.v1.CompactionStateR\n" +
+	"compaction\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xb5\x02\n" +
@@ -7868,7 +8477,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
 	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\x12+\n" +
 	"\x04kind\x18) \x01(\x0e2\x17.luosho.v1.ApprovalKindR\x04kind\x12\x1a\n" +
-	"\bquestion\x18* \x01(\tR\bquestion\"\x8b\x03\n" +
+	"\bquestion\x18* \x01(\tR\bquestion\"\xab\x03\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -7883,7 +8492,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
 	"totalUsage\x12\x14\n" +
 	"\x05chain\x18\n" +
-	" \x01(\tR\x05chain\"\xab\x03\n" +
+	" \x01(\tR\x05chain\x12\x1e\n" +
+	"\n" +
+	"compaction\x18\x14 \x01(\bR\n" +
+	"compaction\"\xab\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +
@@ -7899,8 +8511,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\xca\n" +
-	"\n" +
+	"totalUsage\"\xd9\v\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -7933,7 +8544,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x12A\n" +
 	"\x0eprovider_retry\x18$ \x01(\v2\x18.luosho.v1.ProviderRetryH\x00R\rproviderRetry\x12J\n" +
 	"\x11provider_fallback\x18% \x01(\v2\x1b.luosho.v1.ProviderFallbackH\x00R\x10providerFallback\x12D\n" +
-	"\x0freasoning_delta\x18& \x01(\v2\x19.luosho.v1.ReasoningDeltaH\x00R\x0ereasoningDelta\x122\n" +
+	"\x0freasoning_delta\x18& \x01(\v2\x19.luosho.v1.ReasoningDeltaH\x00R\x0ereasoningDelta\x12G\n" +
+	"\x10compaction_start\x18- \x01(\v2\x1a.luosho.v1.CompactionStartH\x00R\x0fcompactionStart\x12D\n" +
+	"\x0fcompaction_done\x18. \x01(\v2\x19.luosho.v1.CompactionDoneH\x00R\x0ecompactionDone\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -8039,7 +8652,24 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"worst_case\x18\x05 \x01(\x01R\tworstCase\x12&\n" +
 	"\x05usage\x18\x06 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x12\n" +
-	"\x04path\x18\a \x03(\tR\x04path\"\xee\x02\n" +
+	"\x04path\x18\a \x03(\tR\x04path\"\x82\x01\n" +
+	"\x0fCompactionStart\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12\x16\n" +
+	"\x06tokens\x18\x03 \x01(\x03R\x06tokens\x12)\n" +
+	"\x10threshold_tokens\x18\x04 \x01(\x03R\x0fthresholdTokens\"\xa1\x02\n" +
+	"\x0eCompactionDone\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12#\n" +
+	"\rtokens_before\x18\x03 \x01(\x03R\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\x04 \x01(\x03R\vtokensAfter\x12\x16\n" +
+	"\x06pruned\x18\x05 \x01(\x05R\x06pruned\x12\x1e\n" +
+	"\n" +
+	"summarized\x18\x06 \x01(\x05R\n" +
+	"summarized\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x12#\n" +
+	"\rsummary_model\x18\b \x01(\tR\fsummaryModel\x12&\n" +
+	"\x05usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xee\x02\n" +
 	"\aRunDone\x12<\n" +
 	"\rfinish_reason\x18\x01 \x01(\x0e2\x17.luosho.v1.FinishReasonR\ffinishReason\x123\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12\x1d\n" +
@@ -8292,7 +8922,16 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xc0\x1b\n" +
+	"\x11_destructive_hint\"j\n" +
+	"\x0eCompactRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x129\n" +
+	"\bstrategy\x18\x02 \x01(\x0e2\x1d.luosho.v1.CompactionStrategyR\bstrategy\"f\n" +
+	"\x0fCompactResponse\x12\x1c\n" +
+	"\tcompacted\x18\x01 \x01(\bR\tcompacted\x125\n" +
+	"\n" +
+	"checkpoint\x18\x02 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
+	"checkpoint*\x90\x1c\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -8389,7 +9028,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
 	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
 	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01\x12#\n" +
-	"\x1eERROR_REASON_INVALID_REASONING\x10\xa0\x01*_\n" +
+	"\x1eERROR_REASON_INVALID_REASONING\x10\xa0\x01\x12(\n" +
+	"#ERROR_REASON_CONTEXT_WINDOW_UNKNOWN\x10\xa5\x01\x12$\n" +
+	"\x1fERROR_REASON_INVALID_COMPACTION\x10\xa6\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -8414,7 +9055,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04\x12!\n" +
 	"\x1dFINISH_REASON_BUDGET_EXCEEDED\x10\x05\x12#\n" +
 	"\x1fFINISH_REASON_DEADLINE_EXCEEDED\x10\x06\x12 \n" +
-	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a*\x7f\n" +
+	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a*\x99\x01\n" +
+	"\x12CompactionStrategy\x12#\n" +
+	"\x1fCOMPACTION_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19COMPACTION_STRATEGY_PRUNE\x10\x01\x12!\n" +
+	"\x1dCOMPACTION_STRATEGY_SUMMARIZE\x10\x02\x12\x1c\n" +
+	"\x18COMPACTION_STRATEGY_BOTH\x10\x03*\x7f\n" +
 	"\n" +
 	"McpRetryOn\x12\x1c\n" +
 	"\x18MCP_RETRY_ON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -8461,7 +9107,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1cMCP_SERVER_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cMCP_SERVER_STATE_NOT_STARTED\x10\x01\x12\x1c\n" +
 	"\x18MCP_SERVER_STATE_RUNNING\x10\x02\x12\x19\n" +
-	"\x15MCP_SERVER_STATE_DOWN\x10\x032\xda\b\n" +
+	"\x15MCP_SERVER_STATE_DOWN\x10\x032\x9c\t\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -8478,7 +9124,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aCompare\x12\x19.luosho.v1.CompareRequest\x1a\x1a.luosho.v1.CompareResponse\x12<\n" +
 	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12U\n" +
 	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponse\x12O\n" +
-	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponseB\x1d\n" +
+	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponse\x12@\n" +
+	"\aCompact\x12\x19.luosho.v1.CompactRequest\x1a\x1a.luosho.v1.CompactResponseB\x1d\n" +
 	"\rdev.luosho.v1B\n" +
 	"AgentProtoP\x01b\x06proto3"
 
@@ -8494,278 +9141,295 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 16)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 2: luosho.v1.AgentDriftPolicy
 	(CheckpointStatus)(0),            // 3: luosho.v1.CheckpointStatus
 	(FinishReason)(0),                // 4: luosho.v1.FinishReason
-	(McpRetryOn)(0),                  // 5: luosho.v1.McpRetryOn
-	(McpApproval)(0),                 // 6: luosho.v1.McpApproval
-	(ApprovalKind)(0),                // 7: luosho.v1.ApprovalKind
-	(RunMode)(0),                     // 8: luosho.v1.RunMode
-	(ReconcileOutcome)(0),            // 9: luosho.v1.ReconcileOutcome
-	(ToolExecutor)(0),                // 10: luosho.v1.ToolExecutor
-	(IfBusy)(0),                      // 11: luosho.v1.IfBusy
-	(SubmitOutcome)(0),               // 12: luosho.v1.SubmitOutcome
-	(McpTransport)(0),                // 13: luosho.v1.McpTransport
-	(McpServerState)(0),              // 14: luosho.v1.McpServerState
-	(*ToolSpec)(nil),                 // 15: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 16: luosho.v1.AgentSpec
-	(*Reasoning)(nil),                // 17: luosho.v1.Reasoning
-	(*Limits)(nil),                   // 18: luosho.v1.Limits
-	(*Budget)(nil),                   // 19: luosho.v1.Budget
-	(*SubAgent)(nil),                 // 20: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 21: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 22: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 23: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 24: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 25: luosho.v1.ToolCall
-	(*Message)(nil),                  // 26: luosho.v1.Message
-	(*ReasoningBlock)(nil),           // 27: luosho.v1.ReasoningBlock
-	(*Usage)(nil),                    // 28: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 29: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 30: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 31: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 32: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 33: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 34: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 35: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 36: luosho.v1.Event
-	(*RunStart)(nil),                 // 37: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 38: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 39: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 40: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 41: luosho.v1.ToolCallRequested
-	(*ToolReconcile)(nil),            // 42: luosho.v1.ToolReconcile
-	(*ToolRetry)(nil),                // 43: luosho.v1.ToolRetry
-	(*ProviderRetry)(nil),            // 44: luosho.v1.ProviderRetry
-	(*ProviderFallback)(nil),         // 45: luosho.v1.ProviderFallback
-	(*ToolResult)(nil),               // 46: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 47: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 48: luosho.v1.TextDelta
-	(*ReasoningDelta)(nil),           // 49: luosho.v1.ReasoningDelta
-	(*AgentDrift)(nil),               // 50: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 51: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 52: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 53: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 54: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 55: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 56: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 57: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 58: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 59: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 60: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 61: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 62: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 63: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 64: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 65: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 66: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 67: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 68: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 69: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 70: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 71: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 72: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 73: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 74: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 75: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 76: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 77: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 78: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 79: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 80: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 81: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 82: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 83: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 84: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 85: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 86: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 87: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 88: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 89: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 90: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 91: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 92: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 93: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 94: luosho.v1.McpTool
-	nil,                              // 95: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 96: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 97: luosho.v1.GetSessionResponse.UsageByModelEntry
-	nil,                              // 98: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 99: google.protobuf.Timestamp
+	(CompactionStrategy)(0),          // 5: luosho.v1.CompactionStrategy
+	(McpRetryOn)(0),                  // 6: luosho.v1.McpRetryOn
+	(McpApproval)(0),                 // 7: luosho.v1.McpApproval
+	(ApprovalKind)(0),                // 8: luosho.v1.ApprovalKind
+	(RunMode)(0),                     // 9: luosho.v1.RunMode
+	(ReconcileOutcome)(0),            // 10: luosho.v1.ReconcileOutcome
+	(ToolExecutor)(0),                // 11: luosho.v1.ToolExecutor
+	(IfBusy)(0),                      // 12: luosho.v1.IfBusy
+	(SubmitOutcome)(0),               // 13: luosho.v1.SubmitOutcome
+	(McpTransport)(0),                // 14: luosho.v1.McpTransport
+	(McpServerState)(0),              // 15: luosho.v1.McpServerState
+	(*ToolSpec)(nil),                 // 16: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 17: luosho.v1.AgentSpec
+	(*Reasoning)(nil),                // 18: luosho.v1.Reasoning
+	(*Compaction)(nil),               // 19: luosho.v1.Compaction
+	(*CompactionState)(nil),          // 20: luosho.v1.CompactionState
+	(*Limits)(nil),                   // 21: luosho.v1.Limits
+	(*Budget)(nil),                   // 22: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 23: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 24: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 25: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 26: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 27: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 28: luosho.v1.ToolCall
+	(*Message)(nil),                  // 29: luosho.v1.Message
+	(*ReasoningBlock)(nil),           // 30: luosho.v1.ReasoningBlock
+	(*Usage)(nil),                    // 31: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 32: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 33: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 34: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 35: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 36: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 37: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 38: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 39: luosho.v1.Event
+	(*RunStart)(nil),                 // 40: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 41: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 42: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 43: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 44: luosho.v1.ToolCallRequested
+	(*ToolReconcile)(nil),            // 45: luosho.v1.ToolReconcile
+	(*ToolRetry)(nil),                // 46: luosho.v1.ToolRetry
+	(*ProviderRetry)(nil),            // 47: luosho.v1.ProviderRetry
+	(*ProviderFallback)(nil),         // 48: luosho.v1.ProviderFallback
+	(*ToolResult)(nil),               // 49: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 50: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 51: luosho.v1.TextDelta
+	(*ReasoningDelta)(nil),           // 52: luosho.v1.ReasoningDelta
+	(*AgentDrift)(nil),               // 53: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 54: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 55: luosho.v1.BudgetExceeded
+	(*CompactionStart)(nil),          // 56: luosho.v1.CompactionStart
+	(*CompactionDone)(nil),           // 57: luosho.v1.CompactionDone
+	(*RunDone)(nil),                  // 58: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 59: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 60: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 61: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 62: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 63: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 64: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 65: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 66: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 67: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 68: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 69: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 70: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 71: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 72: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 73: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 74: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 75: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 76: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 77: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 78: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 79: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 80: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 81: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 82: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 83: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 84: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 85: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 86: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 87: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 88: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 89: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 90: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 91: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 92: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 93: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 94: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 95: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 96: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 97: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 98: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 99: luosho.v1.McpTool
+	(*CompactRequest)(nil),           // 100: luosho.v1.CompactRequest
+	(*CompactResponse)(nil),          // 101: luosho.v1.CompactResponse
+	nil,                              // 102: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 103: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 104: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 105: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 106: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	15,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	16,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	22,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	20,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	18,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
-	17,  // 5: luosho.v1.AgentSpec.reasoning:type_name -> luosho.v1.Reasoning
-	19,  // 6: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
-	19,  // 7: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
-	16,  // 8: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	23,  // 9: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	24,  // 10: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
-	5,   // 11: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
-	6,   // 12: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	23,  // 13: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
-	1,   // 14: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	25,  // 15: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	28,  // 16: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
-	27,  // 17: luosho.v1.Message.reasoning:type_name -> luosho.v1.ReasoningBlock
-	25,  // 18: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	95,  // 19: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	26,  // 20: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	28,  // 21: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	3,   // 22: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 23: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	30,  // 24: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	29,  // 25: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	99,  // 26: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	16,  // 27: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	28,  // 28: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	50,  // 29: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	28,  // 30: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	32,  // 31: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	26,  // 32: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	96,  // 33: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
-	32,  // 34: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	99,  // 35: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	99,  // 36: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
-	26,  // 37: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	28,  // 38: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	30,  // 39: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	25,  // 40: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	25,  // 41: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	30,  // 42: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	99,  // 43: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	99,  // 44: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	7,   // 45: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	99,  // 46: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 47: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	31,  // 48: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	28,  // 49: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	28,  // 50: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
-	3,   // 51: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 52: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	99,  // 53: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	50,  // 54: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	28,  // 55: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	99,  // 56: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	37,  // 57: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	39,  // 58: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	40,  // 59: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	41,  // 60: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	46,  // 61: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	47,  // 62: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	53,  // 63: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	50,  // 64: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	48,  // 65: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	51,  // 66: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	43,  // 67: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	56,  // 68: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	38,  // 69: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	52,  // 70: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	42,  // 71: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	44,  // 72: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	45,  // 73: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	49,  // 74: luosho.v1.Event.reasoning_delta:type_name -> luosho.v1.ReasoningDelta
-	21,  // 75: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	8,   // 76: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	30,  // 77: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	26,  // 78: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	28,  // 79: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	25,  // 80: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	10,  // 81: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	9,   // 82: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	25,  // 83: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	33,  // 84: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	28,  // 85: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 86: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 87: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	28,  // 88: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	26,  // 89: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	16,  // 90: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	11,  // 91: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	26,  // 92: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	11,  // 93: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	99,  // 94: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	36,  // 95: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	16,  // 96: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	36,  // 97: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 98: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	12,  // 99: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	31,  // 100: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	55,  // 101: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	68,  // 102: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	97,  // 103: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	98,  // 104: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	99,  // 105: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	99,  // 106: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 107: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	35,  // 108: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	16,  // 109: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	36,  // 110: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	33,  // 111: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	34,  // 112: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	26,  // 113: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	80,  // 114: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	79,  // 115: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	31,  // 116: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	85,  // 117: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	28,  // 118: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	84,  // 119: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	86,  // 120: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 121: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 122: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	84,  // 123: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	84,  // 124: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	87,  // 125: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	36,  // 126: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	93,  // 127: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	13,  // 128: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	14,  // 129: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	94,  // 130: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	28,  // 131: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	54,  // 132: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	60,  // 133: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	62,  // 134: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	64,  // 135: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	66,  // 136: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	69,  // 137: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	71,  // 138: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	73,  // 139: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	75,  // 140: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	77,  // 141: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	81,  // 142: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	83,  // 143: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	89,  // 144: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	91,  // 145: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	57,  // 146: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	59,  // 147: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	61,  // 148: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	63,  // 149: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	65,  // 150: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	67,  // 151: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	70,  // 152: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	72,  // 153: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	74,  // 154: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	76,  // 155: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	78,  // 156: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	82,  // 157: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	88,  // 158: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	90,  // 159: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	92,  // 160: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	58,  // 161: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	147, // [147:162] is the sub-list for method output_type
-	132, // [132:147] is the sub-list for method input_type
-	132, // [132:132] is the sub-list for extension type_name
-	132, // [132:132] is the sub-list for extension extendee
-	0,   // [0:132] is the sub-list for field type_name
+	25,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	23,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	21,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	18,  // 5: luosho.v1.AgentSpec.reasoning:type_name -> luosho.v1.Reasoning
+	19,  // 6: luosho.v1.AgentSpec.compaction:type_name -> luosho.v1.Compaction
+	5,   // 7: luosho.v1.Compaction.strategy:type_name -> luosho.v1.CompactionStrategy
+	22,  // 8: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	22,  // 9: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	17,  // 10: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	26,  // 11: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	27,  // 12: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	6,   // 13: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	7,   // 14: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	26,  // 15: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	1,   // 16: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	28,  // 17: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	31,  // 18: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	30,  // 19: luosho.v1.Message.reasoning:type_name -> luosho.v1.ReasoningBlock
+	28,  // 20: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	102, // 21: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	29,  // 22: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	31,  // 23: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	3,   // 24: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 25: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	33,  // 26: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	32,  // 27: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	106, // 28: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	17,  // 29: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	31,  // 30: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	53,  // 31: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	31,  // 32: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	35,  // 33: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	29,  // 34: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	103, // 35: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	35,  // 36: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	106, // 37: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	106, // 38: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	20,  // 39: luosho.v1.Checkpoint.compaction:type_name -> luosho.v1.CompactionState
+	29,  // 40: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	31,  // 41: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	33,  // 42: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	28,  // 43: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	28,  // 44: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	33,  // 45: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	106, // 46: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	106, // 47: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	8,   // 48: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
+	106, // 49: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 50: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	34,  // 51: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	31,  // 52: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	31,  // 53: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 54: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 55: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	106, // 56: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	53,  // 57: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	31,  // 58: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	106, // 59: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	40,  // 60: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	42,  // 61: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	43,  // 62: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	44,  // 63: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	49,  // 64: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	50,  // 65: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	58,  // 66: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	53,  // 67: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	51,  // 68: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	54,  // 69: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	46,  // 70: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	61,  // 71: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	41,  // 72: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	55,  // 73: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	45,  // 74: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	47,  // 75: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	48,  // 76: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	52,  // 77: luosho.v1.Event.reasoning_delta:type_name -> luosho.v1.ReasoningDelta
+	56,  // 78: luosho.v1.Event.compaction_start:type_name -> luosho.v1.CompactionStart
+	57,  // 79: luosho.v1.Event.compaction_done:type_name -> luosho.v1.CompactionDone
+	24,  // 80: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	9,   // 81: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	33,  // 82: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	29,  // 83: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	31,  // 84: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	28,  // 85: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	11,  // 86: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	10,  // 87: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	28,  // 88: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	36,  // 89: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	31,  // 90: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	31,  // 91: luosho.v1.CompactionDone.usage:type_name -> luosho.v1.Usage
+	4,   // 92: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 93: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	31,  // 94: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	29,  // 95: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	17,  // 96: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	12,  // 97: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	29,  // 98: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	12,  // 99: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	106, // 100: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	39,  // 101: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	17,  // 102: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	39,  // 103: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	10,  // 104: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	13,  // 105: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	34,  // 106: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	60,  // 107: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	73,  // 108: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	104, // 109: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	105, // 110: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	106, // 111: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	106, // 112: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 113: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	38,  // 114: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	17,  // 115: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	39,  // 116: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	36,  // 117: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	37,  // 118: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	29,  // 119: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	85,  // 120: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	84,  // 121: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	34,  // 122: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	90,  // 123: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	31,  // 124: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	89,  // 125: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	91,  // 126: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 127: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 128: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	89,  // 129: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	89,  // 130: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	92,  // 131: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	39,  // 132: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	98,  // 133: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	14,  // 134: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	15,  // 135: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	99,  // 136: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	5,   // 137: luosho.v1.CompactRequest.strategy:type_name -> luosho.v1.CompactionStrategy
+	34,  // 138: luosho.v1.CompactResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	31,  // 139: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	59,  // 140: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	65,  // 141: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	67,  // 142: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	69,  // 143: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	71,  // 144: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	74,  // 145: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	76,  // 146: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	78,  // 147: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	80,  // 148: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	82,  // 149: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	86,  // 150: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	88,  // 151: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	94,  // 152: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	96,  // 153: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	62,  // 154: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	100, // 155: luosho.v1.AgentService.Compact:input_type -> luosho.v1.CompactRequest
+	64,  // 156: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	66,  // 157: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	68,  // 158: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	70,  // 159: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	72,  // 160: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	75,  // 161: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	77,  // 162: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	79,  // 163: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	81,  // 164: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	83,  // 165: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	87,  // 166: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	93,  // 167: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	95,  // 168: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	97,  // 169: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	63,  // 170: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	101, // 171: luosho.v1.AgentService.Compact:output_type -> luosho.v1.CompactResponse
+	156, // [156:172] is the sub-list for method output_type
+	140, // [140:156] is the sub-list for method input_type
+	140, // [140:140] is the sub-list for extension type_name
+	140, // [140:140] is the sub-list for extension extendee
+	0,   // [0:140] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8775,11 +9439,11 @@ func file_luosho_v1_agent_proto_init() {
 	}
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[7].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[14].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[21].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[11].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[16].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[23].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -8798,20 +9462,22 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ProviderRetry)(nil),
 		(*Event_ProviderFallback)(nil),
 		(*Event_ReasoningDelta)(nil),
+		(*Event_CompactionStart)(nil),
+		(*Event_CompactionDone)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[39].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[64].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[73].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[79].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[43].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[59].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[68].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[74].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[77].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[83].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      15,
-			NumMessages:   84,
+			NumEnums:      16,
+			NumMessages:   90,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

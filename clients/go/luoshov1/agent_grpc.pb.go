@@ -51,6 +51,7 @@ const (
 	AgentService_Watch_FullMethodName            = "/luosho.v1.AgentService/Watch"
 	AgentService_ListMcpServers_FullMethodName   = "/luosho.v1.AgentService/ListMcpServers"
 	AgentService_DequeueInput_FullMethodName     = "/luosho.v1.AgentService/DequeueInput"
+	AgentService_Compact_FullMethodName          = "/luosho.v1.AgentService/Compact"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -96,6 +97,10 @@ type AgentServiceClient interface {
 	// Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
 	// and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
 	DequeueInput(ctx context.Context, in *DequeueInputRequest, opts ...grpc.CallOption) (*DequeueInputResponse, error)
+	// Compact the session's transcript by hand (R85), as far as its agent's protected tail
+	// allows: old tool results become a marker, then the oldest turns one summary. Refused
+	// with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+	Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (*CompactResponse, error)
 }
 
 type agentServiceClient struct {
@@ -292,6 +297,16 @@ func (c *agentServiceClient) DequeueInput(ctx context.Context, in *DequeueInputR
 	return out, nil
 }
 
+func (c *agentServiceClient) Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (*CompactResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompactResponse)
+	err := c.cc.Invoke(ctx, AgentService_Compact_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -335,6 +350,10 @@ type AgentServiceServer interface {
 	// Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
 	// and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
 	DequeueInput(context.Context, *DequeueInputRequest) (*DequeueInputResponse, error)
+	// Compact the session's transcript by hand (R85), as far as its agent's protected tail
+	// allows: old tool results become a marker, then the oldest turns one summary. Refused
+	// with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+	Compact(context.Context, *CompactRequest) (*CompactResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -389,6 +408,9 @@ func (UnimplementedAgentServiceServer) ListMcpServers(context.Context, *ListMcpS
 }
 func (UnimplementedAgentServiceServer) DequeueInput(context.Context, *DequeueInputRequest) (*DequeueInputResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DequeueInput not implemented")
+}
+func (UnimplementedAgentServiceServer) Compact(context.Context, *CompactRequest) (*CompactResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Compact not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -653,6 +675,24 @@ func _AgentService_DequeueInput_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_Compact_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompactRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Compact(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Compact_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Compact(ctx, req.(*CompactRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -703,6 +743,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DequeueInput",
 			Handler:    _AgentService_DequeueInput_Handler,
+		},
+		{
+			MethodName: "Compact",
+			Handler:    _AgentService_Compact_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -9,6 +9,9 @@ import {
   CompareRequest,
   DeleteSessionRequest,
   type DeleteSessionResponse,
+  CompactRequest,
+  type CompactResponse,
+  CompactionStrategy,
   DequeueInputRequest,
   type DequeueInputResponse,
   IfBusy,
@@ -891,6 +894,11 @@ export class LuoshoClient {
   /** Delete a session's checkpoint; false when there was none. */
   async deleteSession(sessionId: string, options: { keepHistory?: boolean } = {}): Promise<boolean> {
     return (await this.unary<DeleteSessionResponse>((cb) => this.stub.deleteSession(DeleteSessionRequest.fromPartial({ sessionId, keepHistory: options.keepHistory ?? false }), this.metadata, cb))).deleted;
+  }
+
+  /** Compact the session's transcript by hand (R85); the agent's strategy unless given. */
+  async compact(sessionId: string, options: { strategy?: CompactionStrategy } = {}): Promise<CompactResponse> {
+    return await this.unary<CompactResponse>((cb) => this.stub.compact(CompactRequest.fromPartial({ sessionId, strategy: options.strategy ?? CompactionStrategy.COMPACTION_STRATEGY_UNSPECIFIED }), this.metadata, cb));
   }
 
   /** Pending approvals (of one session, or all), oldest first, every page. */

@@ -195,6 +195,32 @@ def sessions_delete(d: Daemon, args: argparse.Namespace) -> int:
     return 0
 
 
+def sessions_compact(d: Daemon, args: argparse.Namespace) -> int:
+    resp = d.client.compact(args.session_id, strategy=args.strategy)
+    cp = resp.checkpoint
+    if args.json:
+        render.emit(
+            {
+                "session_id": args.session_id,
+                "compacted": resp.compacted,
+                "compaction": render.as_dict(cp.compaction) if cp.HasField("compaction") else None,
+            }
+        )
+    elif resp.compacted:
+        c = cp.compaction
+        print(
+            f"compacted session {args.session_id}: tool results before message "
+            f"{c.pruned_before} pruned, messages before {c.summarized_before} summarized "
+            f"(compaction {c.count}, checkpoint version {c.version})"
+        )
+    else:
+        print(
+            f"nothing to compact in session {args.session_id}: what is left is in the "
+            "protected tail"
+        )
+    return 0
+
+
 def sessions_fork(d: Daemon, args: argparse.Namespace) -> int:
     kw: dict[str, Any] = {"new_session_id": args.new_id or "", "append_input": args.append or ""}
     if args.state is not None:
@@ -568,6 +594,19 @@ def add_command(
         )
         p.add_argument("session_id")
         p.add_argument("--keep-history", action="store_true")
+        p = command(
+            ss,
+            "compact",
+            sessions_compact,
+            "compact a session's transcript for the model (prune, summarize)",
+            "luoshod sessions compact trip-1 --strategy prune",
+        )
+        p.add_argument("session_id")
+        p.add_argument(
+            "--strategy",
+            choices=("prune", "summarize", "both"),
+            help="default: the agent's compaction strategy",
+        )
         p = command(
             ss,
             "fork",

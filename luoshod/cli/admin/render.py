@@ -121,7 +121,13 @@ def history_rows(entries: Iterable[pb.HistoryEntry]) -> str:
     return table(
         ("VERSION", "STEP", "SAVED (UTC)", "STATUS", "MSGS"),
         (
-            (e.version, e.step, timestamp(e.saved_at), status_label(e.status), e.message_count)
+            (
+                e.version,
+                e.step,
+                timestamp(e.saved_at),
+                status_label(e.status) + (" (compaction)" if e.compaction else ""),
+                e.message_count,
+            )
             for e in entries
         ),
     )
@@ -311,6 +317,13 @@ def session_text(
     if cp.business_state_json:
         lines.append(f"state     {clip(cp.business_state_json, width)}")
     lines += answer_lines(cp)
+    if cp.HasField("compaction"):  # R85: what the model is sent of the transcript below
+        c = cp.compaction
+        lines.append(
+            f"compacted {c.count} time(s): the model is sent the tool results before message "
+            f"{c.pruned_before} as a marker"
+            + (f", messages before {c.summarized_before} as a summary" if c.summary else "")
+        )
     lines += ["", f"Transcript ({len(cp.messages)} messages)"]
     for n, m in enumerate(cp.messages):
         lines += ["  " + line for line in message_lines(n, m, width)]

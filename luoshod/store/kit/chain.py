@@ -13,7 +13,7 @@ Each save's header carries ``chain``, the hex SHA-256 of:
 
 A message's bytes are its owner, role, ``is_error`` (bit 1 set when the message records
 its model or usage: an assistant turn's, then hashed after its tool calls as the model
-and the usage's JSON), its texts and its tool calls.
+and the usage's JSON; bit 2 set when it is pinned, R85), its texts and its tool calls.
 
 So a save hashes only what it writes: O(new messages), like the save itself, never the
 whole transcript. The encoding is this module's own (:data:`VERSION`), not the store's
@@ -48,7 +48,8 @@ def _text(out: list[bytes], text: str) -> None:
 
 def _message(out: list[bytes], m: Message, owner: int) -> None:
     meta = bool(m.model) or m.usage is not None
-    out += (codec.varint(owner), bytes((_ROLES[m.role], m.is_error | (2 if meta else 0))))
+    flags = m.is_error | (2 if meta else 0) | (4 if m.pinned else 0)  # unpinned: as before
+    out += (codec.varint(owner), bytes((_ROLES[m.role], flags)))
     _text(out, m.content)
     _text(out, m.tool_call_id)
     _text(out, m.tool_name)

@@ -61,6 +61,9 @@ as a length-prefixed string, a varint ``k`` (0: no usage; else the number of cou
 ``k`` varints (prompt, completion, total tokens, model calls, cached input, cache write,
 reasoning tokens) and, when ``k`` > 0, the cost as an 8-byte big-endian double. Bit 0 is
 ``is_error`` as before; records without the bit are laid out as format 3's.
+
+**Pinned messages (format 6).** Bit 2 (``0x04``) of a record's ``is_error`` byte marks a
+pinned message (``Message.pinned``, R85); its layout is format 5's.
 :func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
 keeps reading the JSON headers it held before (rows of both forms may sit side by
 side). PostgreSQL keeps the JSON, in a ``json`` column an operator can query.
@@ -112,6 +115,7 @@ _META = 4  # format 2, owned: the task's description
 _AGENT = 5  # format 3, the lead's: the agent spec and fingerprint (an AgentRecord)
 _TURN_META = 0x02  # format 5, in the is_error byte: the turn's model and usage follow
 _REASONING = 0x04  # format 6, in the is_error byte: the turn's reasoning blocks follow
+_PINNED = 0x08  # format 6, in the is_error byte: a pinned message (R85)
 _COST = struct.Struct(">d")
 
 
@@ -561,7 +565,12 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
     _check(len(call_id), _MAX_SHORT, "tool call id")
     _check(len(name), _MAX_SHORT, "tool name")
     meta = bool(m.model) or m.usage is not None
-    flags = m.is_error | (_TURN_META if meta else 0) | (_REASONING if m.reasoning else 0)
+    flags = (
+        m.is_error
+        | (_TURN_META if meta else 0)
+        | (_REASONING if m.reasoning else 0)
+        | (_PINNED if m.pinned else 0)
+    )
     parts = [
         bytes((_MARK | _ROLE_CODES[m.role], flags)),
         varint(owner),
@@ -710,7 +719,7 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                     texts.append(str(view[offset : offset + n], "utf-8"))
                     offset += n
                 calls.append(ToolCall(*texts))
-            if is_error & (_TURN_META | _REASONING) and mark >> 4 >= 5:
+            if mark >> 4 >= 5:
                 model, usage = "", None
                 if is_error & _TURN_META:
                     model, usage, offset = _decode_turn_meta(stream, offset)
@@ -727,6 +736,7 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                     model,
                     usage,
                     reasoning,
+                    bool(is_error & _PINNED and mark >> 4 >= 6),
                 )
             else:
                 m = Message(

@@ -31,6 +31,14 @@ export function describe(ev) {
       const f = ev.provider_fallback;
       return `${f.from_model} → ${f.to_model} takes the turn (${f.error_type || f.reason}) · ${short(f.error)}`;
     }
+    case "compaction.start": {
+      const c = ev.compaction_start;
+      return `${c.trigger} compaction before step ${c.step}: ${c.tokens} tokens${c.threshold_tokens ? ` (threshold ${c.threshold_tokens})` : ""}`;
+    }
+    case "compaction.done": {
+      const c = ev.compaction_done;
+      return `${c.tokens_before} → ${c.tokens_after} tokens · ${c.pruned || 0} results pruned, ${c.summarized || 0} messages summarized${c.error ? ` · ${short(c.error)}` : ""}`;
+    }
     case "agent.drift": return `model ${ev.agent_drift.model_from || "?"} → ${ev.agent_drift.model_to || "?"}`;
     case "step.done": return `step ${ev.step_done.step}`;
     case "run.done": return `${reasonName(ev.run_done.finish_reason)}${ev.run_done.final_text ? " · " + short(ev.run_done.final_text) : ""}`;

@@ -78,6 +78,18 @@ export async function sessionView(root, { arg: sessionId, params }) {
     const resume = h("button", { type: "button", id: "resume" }, "Resume");
     const cancel = h("button", { type: "button", id: "cancel" }, "Cancel run");
     const remove = h("button", { type: "button", id: "delete", class: "danger" }, "Delete");
+    // R85: compact the transcript the model is sent (the transcript itself stays whole).
+    const compact = h("button", { type: "button", id: "compact", title: "Prune old tool results and summarize the oldest turns for the model" }, "Compact");
+    compact.addEventListener("click", async () => {
+      try {
+        const r = await post(`/sessions/${enc(sessionId)}/compact`, {});
+        const c = r.checkpoint && r.checkpoint.compaction || {};
+        replace(runPanel, h("p", { class: "notice", id: "compacted" }, r.compacted
+          ? `Compacted: tool results before message ${c.pruned_before || 0} pruned, messages before ${c.summarized_before || 0} summarized.`
+          : "Nothing to compact: what is left is in the protected tail."));
+        await load();
+      } catch (err) { replace(runPanel, errorBox(err)); }
+    });
     // A finished session has nothing to resume, and no run to cancel.
     const finished = cp.status === "CHECKPOINT_STATUS_FINISHED";
     resume.disabled = finished;
@@ -109,7 +121,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
         cp.approval_id ? [h("dt", {}, "approval"), h("dd", {}, h("a", { href: "#/approvals" }, cp.approval_id))] : null),
       failureBox(),
       answerBox(cp),
-      h("div", { class: "actions" }, resume, cancel, remove));
+      h("div", { class: "actions" }, resume, cancel, compact, remove));
   }
 
   // Why the last model call failed: the provider's status and message, and what happens next.
@@ -201,7 +213,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     const label = scrubber.querySelector("#scrub-label");
     if (!label) return;
     const e = entries[selected < 0 ? entries.length - 1 : selected];
-    label.textContent = `v${e.version} · step ${e.step} · ${e.status.replace("CHECKPOINT_STATUS_", "").toLowerCase().replace("_", "-")} · ${e.message_count} messages · ${when(e.saved_at)}${selected < 0 ? " (latest)" : ""}`;
+    label.textContent = `v${e.version} · step ${e.step} · ${e.status.replace("CHECKPOINT_STATUS_", "").toLowerCase().replace("_", "-")} · ${e.message_count} messages${e.compaction ? " · compaction" : ""} · ${when(e.saved_at)}${selected < 0 ? " (latest)" : ""}`;
   }
 
   function renderFork() {

@@ -8,7 +8,7 @@ summaries, approvals, history entries, fork and compare responses are returned a
 protos).
 """
 
-from ._agent import Agent, Budget, DriftPolicy, Limits, Reasoning, SubAgent, Tool
+from ._agent import Agent, Budget, Compaction, DriftPolicy, Limits, Reasoning, SubAgent, Tool
 from ._async_client import AsyncClient, AsyncRun, AsyncWatch
 from ._errors import (
     AgentDriftError,
@@ -62,6 +62,7 @@ __all__ = [
     "UNSET",
     "Agent",
     "Budget",
+    "Compaction",
     "Limits",
     "Reasoning",
     "McpRetry",

@@ -121,6 +121,42 @@ class Limits:
         return out
 
 
+_COMPACTION_STRATEGIES = {
+    "both": agent_pb2.COMPACTION_STRATEGY_BOTH,
+    "prune": agent_pb2.COMPACTION_STRATEGY_PRUNE,
+    "summarize": agent_pb2.COMPACTION_STRATEGY_SUMMARIZE,
+}
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """Compaction of a long transcript before a model call (R85): when the request passes
+    ``threshold`` of the model's context window (from the daemon's configuration), old
+    tool results become a marker, then (strategy "both") the oldest turns one summary
+    written by ``model`` (default: the agent's). The newest ``protect_tokens`` stay."""
+
+    threshold: float = 0.8
+    protect_tokens: int = 0
+    strategy: str = "both"
+    model: str = ""
+    model_settings: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.strategy not in _COMPACTION_STRATEGIES:
+            raise ValueError(
+                f"strategy must be one of {sorted(_COMPACTION_STRATEGIES)}, not {self.strategy!r}"
+            )
+
+    def to_proto(self) -> agent_pb2.Compaction:
+        return agent_pb2.Compaction(
+            threshold=self.threshold,
+            protect_tokens=self.protect_tokens,
+            strategy=_COMPACTION_STRATEGIES[self.strategy],
+            model=self.model,
+            model_settings_json="" if self.model_settings is None else dumps(self.model_settings),
+        )
+
+
 @dataclass(frozen=True)
 class Reasoning:
     """How much the model reasons (R84): an effort ("minimal", "low", "medium", "high"), a
@@ -168,6 +204,8 @@ class Agent:
     limits: Limits | agent_pb2.Limits | None = None
     # Reasoning (R84): a Reasoning, or the proto's agent_pb2.Reasoning.
     reasoning: Reasoning | agent_pb2.Reasoning | None = None
+    # Compaction of long transcripts (R85): a Compaction, or the proto's.
+    compaction: Compaction | agent_pb2.Compaction | None = None
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -212,6 +250,9 @@ class Agent:
         if self.reasoning is not None:
             r = self.reasoning
             spec.reasoning.CopyFrom(r if isinstance(r, agent_pb2.Reasoning) else r.to_proto())
+        if self.compaction is not None:
+            c = self.compaction
+            spec.compaction.CopyFrom(c if isinstance(c, agent_pb2.Compaction) else c.to_proto())
         return spec
 
 

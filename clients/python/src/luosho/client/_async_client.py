@@ -23,6 +23,7 @@ from ._requests import (
     StatusLike,
     ToolResultLike,
     approvals_query,
+    compaction_strategy,
     compare_request,
     execute_request,
     fork_request,
@@ -585,6 +586,18 @@ class AsyncClient:
         following the pages as it goes; by id, or with ``costliest_first`` by the
         session's total cost (``total_usage.cost_usd``), the costliest first."""
         return self._pages(list_sessions_query(status, page_size, prefix, costliest_first))
+
+    async def compact(
+        self, session_id: str, *, strategy: str | None = None
+    ) -> agent_pb2.CompactResponse:
+        """Compact the session's transcript by hand (R85): ``strategy`` ``"prune"``,
+        ``"summarize"`` or ``"both"`` (default: the agent's). ``compacted`` is False when
+        nothing outside the protected tail was left to compact; ``SessionBusyError`` while
+        a run holds the session."""
+        return await self._unary(
+            "Compact",
+            agent_pb2.CompactRequest(session_id=session_id, strategy=compaction_strategy(strategy)),
+        )
 
     async def delete_session(self, session_id: str, *, keep_history: bool = False) -> bool:
         """Delete the session's checkpoint; False when it had none."""

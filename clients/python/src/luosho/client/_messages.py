@@ -4,7 +4,8 @@ A message dict has the shape ``message_to_dict`` returns (only non-empty keys)::
 
     {"role": "user"|"system"|"assistant"|"tool", "content": str,
      "tool_calls": [{"id": str, "name": str, "arguments_json": str}],   # assistant
-     "tool_call_id": str, "tool_name": str, "is_error": bool}           # tool
+     "tool_call_id": str, "tool_name": str, "is_error": bool,           # tool
+     "pinned": bool}                                  # user/system: never summarized (R85)
 
 On input a tool call may give ``"arguments": <any JSON value>`` instead of
 ``arguments_json``, and a non-string ``content`` is JSON-encoded.
@@ -56,6 +57,7 @@ def message_from_dict(message: Mapping[str, Any]) -> agent_pb2.Message:
         tool_call_id=message.get("tool_call_id", ""),
         tool_name=message.get("tool_name", ""),
         is_error=bool(message.get("is_error", False)),
+        pinned=bool(message.get("pinned", False)),
     )
 
 
@@ -76,6 +78,8 @@ def message_to_dict(message: agent_pb2.Message) -> dict[str, Any]:
         out["tool_name"] = message.tool_name
     if message.is_error:
         out["is_error"] = True
+    if message.pinned:
+        out["pinned"] = True
     return out
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "ToolResultLike",
     "ToolResultPatch",
     "approvals_query",
+    "compaction_strategy",
     "compare_request",
     "execute_request",
     "fork_request",
@@ -312,3 +313,22 @@ def mark_reconciled(spec: agent_pb2.AgentSpec, names: Iterable[str]) -> None:
             tool.reconcile = True
     for sub in spec.subagents:
         mark_reconciled(sub.agent, wanted)
+
+
+_STRATEGIES = {
+    "prune": agent_pb2.COMPACTION_STRATEGY_PRUNE,
+    "summarize": agent_pb2.COMPACTION_STRATEGY_SUMMARIZE,
+    "both": agent_pb2.COMPACTION_STRATEGY_BOTH,
+}
+
+
+def compaction_strategy(name: str | None) -> int:
+    """A compaction strategy by name (R85); ``None``: the agent's."""
+    if name is None:
+        return agent_pb2.COMPACTION_STRATEGY_UNSPECIFIED
+    try:
+        return _STRATEGIES[name]
+    except KeyError:
+        raise ValueError(
+            f"strategy must be one of {', '.join(_STRATEGIES)}, got {name!r}"
+        ) from None

@@ -107,6 +107,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_ANSWER_NOT_ALLOWED: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_FALLBACK_MODELS: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_REASONING: _ClassVar[ErrorReason]
+    ERROR_REASON_CONTEXT_WINDOW_UNKNOWN: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_COMPACTION: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -140,6 +142,13 @@ class FinishReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FINISH_REASON_BUDGET_EXCEEDED: _ClassVar[FinishReason]
     FINISH_REASON_DEADLINE_EXCEEDED: _ClassVar[FinishReason]
     FINISH_REASON_OUTPUT_INVALID: _ClassVar[FinishReason]
+
+class CompactionStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COMPACTION_STRATEGY_UNSPECIFIED: _ClassVar[CompactionStrategy]
+    COMPACTION_STRATEGY_PRUNE: _ClassVar[CompactionStrategy]
+    COMPACTION_STRATEGY_SUMMARIZE: _ClassVar[CompactionStrategy]
+    COMPACTION_STRATEGY_BOTH: _ClassVar[CompactionStrategy]
 
 class McpRetryOn(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -301,6 +310,8 @@ ERROR_REASON_ANSWER_REQUIRED: ErrorReason
 ERROR_REASON_ANSWER_NOT_ALLOWED: ErrorReason
 ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
 ERROR_REASON_INVALID_REASONING: ErrorReason
+ERROR_REASON_CONTEXT_WINDOW_UNKNOWN: ErrorReason
+ERROR_REASON_INVALID_COMPACTION: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -322,6 +333,10 @@ FINISH_REASON_AWAITING_APPROVAL: FinishReason
 FINISH_REASON_BUDGET_EXCEEDED: FinishReason
 FINISH_REASON_DEADLINE_EXCEEDED: FinishReason
 FINISH_REASON_OUTPUT_INVALID: FinishReason
+COMPACTION_STRATEGY_UNSPECIFIED: CompactionStrategy
+COMPACTION_STRATEGY_PRUNE: CompactionStrategy
+COMPACTION_STRATEGY_SUMMARIZE: CompactionStrategy
+COMPACTION_STRATEGY_BOTH: CompactionStrategy
 MCP_RETRY_ON_UNSPECIFIED: McpRetryOn
 MCP_RETRY_ON_TIMEOUT: McpRetryOn
 MCP_RETRY_ON_UNAVAILABLE: McpRetryOn
@@ -376,7 +391,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ..., question: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "fallback_models", "output_schema_json", "reasoning")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "fallback_models", "output_schema_json", "reasoning", "compaction")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -393,6 +408,7 @@ class AgentSpec(_message.Message):
     FALLBACK_MODELS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     REASONING_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
@@ -409,7 +425,8 @@ class AgentSpec(_message.Message):
     fallback_models: _containers.RepeatedScalarFieldContainer[str]
     output_schema_json: str
     reasoning: Reasoning
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., fallback_models: _Optional[_Iterable[str]] = ..., output_schema_json: _Optional[str] = ..., reasoning: _Optional[_Union[Reasoning, _Mapping]] = ...) -> None: ...
+    compaction: Compaction
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., fallback_models: _Optional[_Iterable[str]] = ..., output_schema_json: _Optional[str] = ..., reasoning: _Optional[_Union[Reasoning, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ...) -> None: ...
 
 class Reasoning(_message.Message):
     __slots__ = ("effort", "budget_tokens")
@@ -418,6 +435,34 @@ class Reasoning(_message.Message):
     effort: str
     budget_tokens: int
     def __init__(self, effort: _Optional[str] = ..., budget_tokens: _Optional[int] = ...) -> None: ...
+
+class Compaction(_message.Message):
+    __slots__ = ("threshold", "protect_tokens", "strategy", "model", "model_settings_json")
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    PROTECT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SETTINGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    threshold: float
+    protect_tokens: int
+    strategy: CompactionStrategy
+    model: str
+    model_settings_json: str
+    def __init__(self, threshold: _Optional[float] = ..., protect_tokens: _Optional[int] = ..., strategy: _Optional[_Union[CompactionStrategy, str]] = ..., model: _Optional[str] = ..., model_settings_json: _Optional[str] = ...) -> None: ...
+
+class CompactionState(_message.Message):
+    __slots__ = ("pruned_before", "summarized_before", "summary", "version", "count")
+    PRUNED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    pruned_before: int
+    summarized_before: int
+    summary: str
+    version: int
+    count: int
+    def __init__(self, pruned_before: _Optional[int] = ..., summarized_before: _Optional[int] = ..., summary: _Optional[str] = ..., version: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("run", "session", "count_paused_time")
@@ -514,7 +559,7 @@ class ToolCall(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ...) -> None: ...
 
 class Message(_message.Message):
-    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "is_error", "model", "usage", "reasoning")
+    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "is_error", "model", "usage", "reasoning", "pinned")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
@@ -524,6 +569,7 @@ class Message(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     REASONING_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
     role: Role
     content: str
     tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
@@ -533,7 +579,8 @@ class Message(_message.Message):
     model: str
     usage: Usage
     reasoning: _containers.RepeatedCompositeFieldContainer[ReasoningBlock]
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., is_error: _Optional[bool] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., reasoning: _Optional[_Iterable[_Union[ReasoningBlock, _Mapping]]] = ...) -> None: ...
+    pinned: bool
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., is_error: _Optional[bool] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., reasoning: _Optional[_Iterable[_Union[ReasoningBlock, _Mapping]]] = ..., pinned: _Optional[bool] = ...) -> None: ...
 
 class ReasoningBlock(_message.Message):
     __slots__ = ("provider", "raw_json", "text")
@@ -599,7 +646,7 @@ class AgentFingerprint(_message.Message):
     def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "attempts", "tasks", "run_started_at", "run_paused_ms", "session_started_at", "session_paused_ms")
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "attempts", "tasks", "run_started_at", "run_paused_ms", "session_started_at", "session_paused_ms", "compaction")
     class AttemptsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -632,6 +679,7 @@ class Checkpoint(_message.Message):
     RUN_PAUSED_MS_FIELD_NUMBER: _ClassVar[int]
     SESSION_STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     SESSION_PAUSED_MS_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     step_index: int
@@ -657,7 +705,8 @@ class Checkpoint(_message.Message):
     run_paused_ms: int
     session_started_at: _timestamp_pb2.Timestamp
     session_paused_ms: int
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., attempts: _Optional[_Mapping[str, int]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., run_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_paused_ms: _Optional[int] = ..., session_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_paused_ms: _Optional[int] = ...) -> None: ...
+    compaction: CompactionState
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., attempts: _Optional[_Mapping[str, int]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., run_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_paused_ms: _Optional[int] = ..., session_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_paused_ms: _Optional[int] = ..., compaction: _Optional[_Union[CompactionState, _Mapping]] = ...) -> None: ...
 
 class SubAgentState(_message.Message):
     __slots__ = ("call_id", "name", "depth", "path", "task_id", "messages", "step_index", "usage", "fingerprint")
@@ -708,7 +757,7 @@ class Approval(_message.Message):
     def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., subagent_path: _Optional[_Iterable[str]] = ..., kind: _Optional[_Union[ApprovalKind, str]] = ..., question: _Optional[str] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint", "model", "usage", "total_usage", "chain")
+    __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint", "model", "usage", "total_usage", "chain", "compaction")
     STEP_FIELD_NUMBER: _ClassVar[int]
     SAVED_AT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -719,6 +768,7 @@ class HistoryEntry(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     TOTAL_USAGE_FIELD_NUMBER: _ClassVar[int]
     CHAIN_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_FIELD_NUMBER: _ClassVar[int]
     step: int
     saved_at: _timestamp_pb2.Timestamp
     status: CheckpointStatus
@@ -729,7 +779,8 @@ class HistoryEntry(_message.Message):
     usage: Usage
     total_usage: Usage
     chain: str
-    def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., chain: _Optional[str] = ...) -> None: ...
+    compaction: bool
+    def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., chain: _Optional[str] = ..., compaction: _Optional[bool] = ...) -> None: ...
 
 class SessionSummary(_message.Message):
     __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at", "last_drift", "total_usage")
@@ -754,7 +805,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "provider_retry", "provider_fallback", "reasoning_delta", "subagent")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "provider_retry", "provider_fallback", "reasoning_delta", "compaction_start", "compaction_done", "subagent")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -779,6 +830,8 @@ class Event(_message.Message):
     PROVIDER_RETRY_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_FALLBACK_FIELD_NUMBER: _ClassVar[int]
     REASONING_DELTA_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_START_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_DONE_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
@@ -804,8 +857,10 @@ class Event(_message.Message):
     provider_retry: ProviderRetry
     provider_fallback: ProviderFallback
     reasoning_delta: ReasoningDelta
+    compaction_start: CompactionStart
+    compaction_done: CompactionDone
     subagent: SubAgentTag
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., tool_reconcile: _Optional[_Union[ToolReconcile, _Mapping]] = ..., provider_retry: _Optional[_Union[ProviderRetry, _Mapping]] = ..., provider_fallback: _Optional[_Union[ProviderFallback, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., tool_reconcile: _Optional[_Union[ToolReconcile, _Mapping]] = ..., provider_retry: _Optional[_Union[ProviderRetry, _Mapping]] = ..., provider_fallback: _Optional[_Union[ProviderFallback, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., compaction_start: _Optional[_Union[CompactionStart, _Mapping]] = ..., compaction_done: _Optional[_Union[CompactionDone, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -1006,6 +1061,40 @@ class BudgetExceeded(_message.Message):
     usage: Usage
     path: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, scope: _Optional[str] = ..., limit: _Optional[str] = ..., value: _Optional[float] = ..., used: _Optional[float] = ..., worst_case: _Optional[float] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., path: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CompactionStart(_message.Message):
+    __slots__ = ("step", "trigger", "tokens", "threshold_tokens")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    trigger: str
+    tokens: int
+    threshold_tokens: int
+    def __init__(self, step: _Optional[int] = ..., trigger: _Optional[str] = ..., tokens: _Optional[int] = ..., threshold_tokens: _Optional[int] = ...) -> None: ...
+
+class CompactionDone(_message.Message):
+    __slots__ = ("step", "trigger", "tokens_before", "tokens_after", "pruned", "summarized", "error", "summary_model", "usage")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    PRUNED_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_MODEL_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    pruned: int
+    summarized: int
+    error: str
+    summary_model: str
+    usage: Usage
+    def __init__(self, step: _Optional[int] = ..., trigger: _Optional[str] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., pruned: _Optional[int] = ..., summarized: _Optional[int] = ..., error: _Optional[str] = ..., summary_model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class RunDone(_message.Message):
     __slots__ = ("finish_reason", "status", "final_text", "step_index", "usage", "approval_id", "message_count", "output_json", "output_errors")
@@ -1482,3 +1571,19 @@ class McpTool(_message.Message):
     read_only_hint: bool
     destructive_hint: bool
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only_hint: _Optional[bool] = ..., destructive_hint: _Optional[bool] = ...) -> None: ...
+
+class CompactRequest(_message.Message):
+    __slots__ = ("session_id", "strategy")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    strategy: CompactionStrategy
+    def __init__(self, session_id: _Optional[str] = ..., strategy: _Optional[_Union[CompactionStrategy, str]] = ...) -> None: ...
+
+class CompactResponse(_message.Message):
+    __slots__ = ("compacted", "checkpoint")
+    COMPACTED_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    compacted: bool
+    checkpoint: Checkpoint
+    def __init__(self, compacted: _Optional[bool] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...

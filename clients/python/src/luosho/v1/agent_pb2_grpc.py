@@ -111,6 +111,11 @@ class AgentServiceStub:
                 request_serializer=luosho_dot_v1_dot_agent__pb2.DequeueInputRequest.SerializeToString,
                 response_deserializer=luosho_dot_v1_dot_agent__pb2.DequeueInputResponse.FromString,
                 _registered_method=True)
+        self.Compact = channel.unary_unary(
+                '/luosho.v1.AgentService/Compact',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.CompactRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.CompactResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -229,6 +234,15 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Compact(self, request, context):
+        """Compact the session's transcript by hand (R85), as far as its agent's protected tail
+        allows: old tool results become a marker, then the oldest turns one summary. Refused
+        with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -306,6 +320,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.DequeueInput,
                     request_deserializer=luosho_dot_v1_dot_agent__pb2.DequeueInputRequest.FromString,
                     response_serializer=luosho_dot_v1_dot_agent__pb2.DequeueInputResponse.SerializeToString,
+            ),
+            'Compact': grpc.unary_unary_rpc_method_handler(
+                    servicer.Compact,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.CompactRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.CompactResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -715,6 +734,33 @@ class AgentService:
             '/luosho.v1.AgentService/DequeueInput',
             luosho_dot_v1_dot_agent__pb2.DequeueInputRequest.SerializeToString,
             luosho_dot_v1_dot_agent__pb2.DequeueInputResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Compact(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/Compact',
+            luosho_dot_v1_dot_agent__pb2.CompactRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.CompactResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -195,6 +195,16 @@ export enum ErrorReason {
   ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
   /** ERROR_REASON_INVALID_REASONING - AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84). */
   ERROR_REASON_INVALID_REASONING = 160,
+  /**
+   * ERROR_REASON_CONTEXT_WINDOW_UNKNOWN - INVALID_ARGUMENT: the agent has compaction and its model's context window is not in
+   * the daemon's configuration ([providers.NAME.context_windows]).
+   */
+  ERROR_REASON_CONTEXT_WINDOW_UNKNOWN = 165,
+  /**
+   * ERROR_REASON_INVALID_COMPACTION - INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
+   * protected tail, or a sub-agent has compaction (only the lead's transcript is).
+   */
+  ERROR_REASON_INVALID_COMPACTION = 166,
   UNRECOGNIZED = -1,
 }
 
@@ -485,6 +495,12 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 160:
     case "ERROR_REASON_INVALID_REASONING":
       return ErrorReason.ERROR_REASON_INVALID_REASONING;
+    case 165:
+    case "ERROR_REASON_CONTEXT_WINDOW_UNKNOWN":
+      return ErrorReason.ERROR_REASON_CONTEXT_WINDOW_UNKNOWN;
+    case 166:
+    case "ERROR_REASON_INVALID_COMPACTION":
+      return ErrorReason.ERROR_REASON_INVALID_COMPACTION;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -684,6 +700,10 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INVALID_FALLBACK_MODELS";
     case ErrorReason.ERROR_REASON_INVALID_REASONING:
       return "ERROR_REASON_INVALID_REASONING";
+    case ErrorReason.ERROR_REASON_CONTEXT_WINDOW_UNKNOWN:
+      return "ERROR_REASON_CONTEXT_WINDOW_UNKNOWN";
+    case ErrorReason.ERROR_REASON_INVALID_COMPACTION:
+      return "ERROR_REASON_INVALID_COMPACTION";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -913,6 +933,55 @@ export function finishReasonToJSON(object: FinishReason): string {
     case FinishReason.FINISH_REASON_OUTPUT_INVALID:
       return "FINISH_REASON_OUTPUT_INVALID";
     case FinishReason.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum CompactionStrategy {
+  /** COMPACTION_STRATEGY_UNSPECIFIED - BOTH. */
+  COMPACTION_STRATEGY_UNSPECIFIED = 0,
+  /** COMPACTION_STRATEGY_PRUNE - Old tool results become a short marker; nothing is summarized. */
+  COMPACTION_STRATEGY_PRUNE = 1,
+  /** COMPACTION_STRATEGY_SUMMARIZE - The oldest turns become one summary; no tool result is pruned. */
+  COMPACTION_STRATEGY_SUMMARIZE = 2,
+  /** COMPACTION_STRATEGY_BOTH - Prune, then summarize if the request is still above the threshold. */
+  COMPACTION_STRATEGY_BOTH = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function compactionStrategyFromJSON(object: any): CompactionStrategy {
+  switch (object) {
+    case 0:
+    case "COMPACTION_STRATEGY_UNSPECIFIED":
+      return CompactionStrategy.COMPACTION_STRATEGY_UNSPECIFIED;
+    case 1:
+    case "COMPACTION_STRATEGY_PRUNE":
+      return CompactionStrategy.COMPACTION_STRATEGY_PRUNE;
+    case 2:
+    case "COMPACTION_STRATEGY_SUMMARIZE":
+      return CompactionStrategy.COMPACTION_STRATEGY_SUMMARIZE;
+    case 3:
+    case "COMPACTION_STRATEGY_BOTH":
+      return CompactionStrategy.COMPACTION_STRATEGY_BOTH;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return CompactionStrategy.UNRECOGNIZED;
+  }
+}
+
+export function compactionStrategyToJSON(object: CompactionStrategy): string {
+  switch (object) {
+    case CompactionStrategy.COMPACTION_STRATEGY_UNSPECIFIED:
+      return "COMPACTION_STRATEGY_UNSPECIFIED";
+    case CompactionStrategy.COMPACTION_STRATEGY_PRUNE:
+      return "COMPACTION_STRATEGY_PRUNE";
+    case CompactionStrategy.COMPACTION_STRATEGY_SUMMARIZE:
+      return "COMPACTION_STRATEGY_SUMMARIZE";
+    case CompactionStrategy.COMPACTION_STRATEGY_BOTH:
+      return "COMPACTION_STRATEGY_BOTH";
+    case CompactionStrategy.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -1482,7 +1551,15 @@ export interface AgentSpec {
    * R84: how much the model reasons before it answers, mapped to each provider. Unset:
    * the provider's default.
    */
-  reasoning: Reasoning | undefined;
+  reasoning:
+    | Reasoning
+    | undefined;
+  /**
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   */
+  compaction: Compaction | undefined;
 }
 
 /**
@@ -1493,6 +1570,38 @@ export interface AgentSpec {
 export interface Reasoning {
   effort: string;
   budgetTokens?: number | undefined;
+}
+
+/** When and how a long transcript is compacted before a model call (R85). */
+export interface Compaction {
+  /**
+   * A share of the model's context window (above 0, at most 1); unset or 0: 0.8. The
+   * window is the daemon's configuration's ([providers.NAME.context_windows]).
+   */
+  threshold: number;
+  /** The newest messages within this many tokens are never pruned nor summarized. */
+  protectTokens: number;
+  strategy: CompactionStrategy;
+  /** The model that writes the summary ("provider:model"); empty: the agent's. */
+  model: string;
+  /** Its settings; empty: the agent's when it is the agent's model, else none. */
+  modelSettingsJson: string;
+}
+
+/**
+ * What compaction made of a checkpoint's transcript for the model (R85). `messages`
+ * stays whole; a model call is sent: the system and pinned messages before
+ * summarized_before, one user message with the summary, then the rest, each tool result
+ * before pruned_before as a short marker.
+ */
+export interface CompactionState {
+  prunedBefore: number;
+  summarizedBefore: number;
+  summary: string;
+  /** The version of the save that recorded it (its History entry). */
+  version: number;
+  /** Compactions the session went through. */
+  count: number;
 }
 
 /** Limits of an agent: per run and over the session's whole life. */
@@ -1621,6 +1730,8 @@ export interface Message {
    * exactly as its provider sent it, sent back with the turn when the run continues.
    */
   reasoning: ReasoningBlock[];
+  /** Input user or system messages: compaction never summarizes this one away (R85). */
+  pinned: boolean;
 }
 
 /** One block of a model's reasoning (R84). */
@@ -1758,6 +1869,8 @@ export interface Checkpoint {
   runPausedMs: number;
   sessionStartedAt: Date | undefined;
   sessionPausedMs: number;
+  /** R85: what compaction made of `messages` for the model; unset: never compacted. */
+  compaction: CompactionState | undefined;
 }
 
 export interface Checkpoint_AttemptsEntry {
@@ -1843,6 +1956,11 @@ export interface HistoryEntry {
    * `luoshod store verify` recomputes it.
    */
   chain: string;
+  /**
+   * R85: this save recorded a compaction (its own entry; the entries before it hold the
+   * transcript as the model saw it before).
+   */
+  compaction: boolean;
 }
 
 export interface SessionSummary {
@@ -1896,8 +2014,10 @@ export interface Event {
   toolReconcile?: ToolReconcile | undefined;
   providerRetry?: ProviderRetry | undefined;
   providerFallback?: ProviderFallback | undefined;
-  reasoningDelta?:
-    | ReasoningDelta
+  reasoningDelta?: ReasoningDelta | undefined;
+  compactionStart?: CompactionStart | undefined;
+  compactionDone?:
+    | CompactionDone
     | undefined;
   /** Set on every event a sub-agent causes (R58); unset on the lead's. */
   subagent: SubAgentTag | undefined;
@@ -2138,7 +2258,34 @@ export interface BudgetExceeded {
   path: string[];
 }
 
-/** type "run.done": the last event of a run's stream. */
+/**
+ * type "run.done": the last event of a run's stream.
+ * compaction.start (R85): the transcript is compacted before the model call of `step`.
+ */
+export interface CompactionStart {
+  step: number;
+  /** "threshold" (the request passed it) or "manual" (Compact). */
+  trigger: string;
+  /** The request's estimate (characters / 4) and the threshold, in tokens. */
+  tokens: number;
+  thresholdTokens: number;
+}
+
+/** compaction.done (R85): what the compaction did; saved with it. */
+export interface CompactionDone {
+  step: number;
+  trigger: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Tool results pruned, messages summarized. */
+  pruned: number;
+  summarized: number;
+  /** Why the summary was not made (its call failed): the run goes on without it. */
+  error: string;
+  summaryModel: string;
+  usage: Usage | undefined;
+}
+
 export interface RunDone {
   finishReason: FinishReason;
   status: CheckpointStatus;
@@ -2596,6 +2743,18 @@ export interface McpTool {
   destructiveHint?: boolean | undefined;
 }
 
+export interface CompactRequest {
+  sessionId: string;
+  /** Unset: the agent's strategy (BOTH when the agent has no compaction). */
+  strategy: CompactionStrategy;
+}
+
+export interface CompactResponse {
+  /** Whether a compaction was saved (false: nothing outside the protected tail to compact). */
+  compacted: boolean;
+  checkpoint: Checkpoint | undefined;
+}
+
 function createBaseToolSpec(): ToolSpec {
   return { name: "", description: "", inputSchemaJson: "", needsApproval: false, reconcile: false, question: false };
 }
@@ -2771,6 +2930,7 @@ function createBaseAgentSpec(): AgentSpec {
     fallbackModels: [],
     outputSchemaJson: "",
     reasoning: undefined,
+    compaction: undefined,
   };
 }
 
@@ -2823,6 +2983,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.reasoning !== undefined) {
       Reasoning.encode(message.reasoning, writer.uint32(562).fork()).join();
+    }
+    if (message.compaction !== undefined) {
+      Compaction.encode(message.compaction, writer.uint32(602).fork()).join();
     }
     return writer;
   },
@@ -2968,6 +3131,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.reasoning = Reasoning.decode(reader, reader.uint32());
             continue;
           }
+          case 75: {
+            if (tag !== 602) {
+              break;
+            }
+
+            message.compaction = Compaction.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3040,6 +3211,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         ? globalThis.String(object.output_schema_json)
         : "",
       reasoning: isSet(object.reasoning) ? Reasoning.fromJSON(object.reasoning) : undefined,
+      compaction: isSet(object.compaction) ? Compaction.fromJSON(object.compaction) : undefined,
     };
   },
 
@@ -3093,6 +3265,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.reasoning !== undefined) {
       obj.reasoning = Reasoning.toJSON(message.reasoning);
     }
+    if (message.compaction !== undefined) {
+      obj.compaction = Compaction.toJSON(message.compaction);
+    }
     return obj;
   },
 
@@ -3120,6 +3295,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.outputSchemaJson = object.outputSchemaJson ?? "";
     message.reasoning = (object.reasoning !== undefined && object.reasoning !== null)
       ? Reasoning.fromPartial(object.reasoning)
+      : undefined;
+    message.compaction = (object.compaction !== undefined && object.compaction !== null)
+      ? Compaction.fromPartial(object.compaction)
       : undefined;
     return message;
   },
@@ -3210,6 +3388,288 @@ export const Reasoning: MessageFns<Reasoning> = {
     const message = createBaseReasoning();
     message.effort = object.effort ?? "";
     message.budgetTokens = object.budgetTokens ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCompaction(): Compaction {
+  return { threshold: 0, protectTokens: 0, strategy: 0, model: "", modelSettingsJson: "" };
+}
+
+export const Compaction: MessageFns<Compaction> = {
+  encode(message: Compaction, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.threshold !== 0) {
+      writer.uint32(9).double(message.threshold);
+    }
+    if (message.protectTokens !== 0) {
+      writer.uint32(16).int64(message.protectTokens);
+    }
+    if (message.strategy !== 0) {
+      writer.uint32(24).int32(message.strategy);
+    }
+    if (message.model !== "") {
+      writer.uint32(34).string(message.model);
+    }
+    if (message.modelSettingsJson !== "") {
+      writer.uint32(42).string(message.modelSettingsJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Compaction {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompaction();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.threshold = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.protectTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.strategy = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.modelSettingsJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Compaction {
+    return {
+      threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+      protectTokens: isSet(object.protectTokens)
+        ? globalThis.Number(object.protectTokens)
+        : isSet(object.protect_tokens)
+        ? globalThis.Number(object.protect_tokens)
+        : 0,
+      strategy: isSet(object.strategy) ? compactionStrategyFromJSON(object.strategy) : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      modelSettingsJson: isSet(object.modelSettingsJson)
+        ? globalThis.String(object.modelSettingsJson)
+        : isSet(object.model_settings_json)
+        ? globalThis.String(object.model_settings_json)
+        : "",
+    };
+  },
+
+  toJSON(message: Compaction): unknown {
+    const obj: any = {};
+    if (message.threshold !== 0) {
+      obj.threshold = floatToJson(message.threshold);
+    }
+    if (message.protectTokens !== 0) {
+      obj.protectTokens = Math.round(message.protectTokens);
+    }
+    if (message.strategy !== 0) {
+      obj.strategy = compactionStrategyToJSON(message.strategy);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.modelSettingsJson !== "") {
+      obj.modelSettingsJson = message.modelSettingsJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Compaction>, I>>(base?: I): Compaction {
+    return Compaction.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Compaction>, I>>(object: I): Compaction {
+    const message = createBaseCompaction();
+    message.threshold = object.threshold ?? 0;
+    message.protectTokens = object.protectTokens ?? 0;
+    message.strategy = object.strategy ?? 0;
+    message.model = object.model ?? "";
+    message.modelSettingsJson = object.modelSettingsJson ?? "";
+    return message;
+  },
+};
+
+function createBaseCompactionState(): CompactionState {
+  return { prunedBefore: 0, summarizedBefore: 0, summary: "", version: 0, count: 0 };
+}
+
+export const CompactionState: MessageFns<CompactionState> = {
+  encode(message: CompactionState, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.prunedBefore !== 0) {
+      writer.uint32(8).int32(message.prunedBefore);
+    }
+    if (message.summarizedBefore !== 0) {
+      writer.uint32(16).int32(message.summarizedBefore);
+    }
+    if (message.summary !== "") {
+      writer.uint32(26).string(message.summary);
+    }
+    if (message.version !== 0) {
+      writer.uint32(32).int64(message.version);
+    }
+    if (message.count !== 0) {
+      writer.uint32(40).int32(message.count);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompactionState {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompactionState();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.prunedBefore = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.summarizedBefore = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.version = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompactionState {
+    return {
+      prunedBefore: isSet(object.prunedBefore)
+        ? globalThis.Number(object.prunedBefore)
+        : isSet(object.pruned_before)
+        ? globalThis.Number(object.pruned_before)
+        : 0,
+      summarizedBefore: isSet(object.summarizedBefore)
+        ? globalThis.Number(object.summarizedBefore)
+        : isSet(object.summarized_before)
+        ? globalThis.Number(object.summarized_before)
+        : 0,
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+    };
+  },
+
+  toJSON(message: CompactionState): unknown {
+    const obj: any = {};
+    if (message.prunedBefore !== 0) {
+      obj.prunedBefore = Math.round(message.prunedBefore);
+    }
+    if (message.summarizedBefore !== 0) {
+      obj.summarizedBefore = Math.round(message.summarizedBefore);
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CompactionState>, I>>(base?: I): CompactionState {
+    return CompactionState.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CompactionState>, I>>(object: I): CompactionState {
+    const message = createBaseCompactionState();
+    message.prunedBefore = object.prunedBefore ?? 0;
+    message.summarizedBefore = object.summarizedBefore ?? 0;
+    message.summary = object.summary ?? "";
+    message.version = object.version ?? 0;
+    message.count = object.count ?? 0;
     return message;
   },
 };
@@ -4234,6 +4694,7 @@ function createBaseMessage(): Message {
     model: "",
     usage: undefined,
     reasoning: [],
+    pinned: false,
   };
 }
 
@@ -4265,6 +4726,9 @@ export const Message: MessageFns<Message> = {
     }
     for (const v of message.reasoning) {
       ReasoningBlock.encode(v!, writer.uint32(82).fork()).join();
+    }
+    if (message.pinned !== false) {
+      writer.uint32(120).bool(message.pinned);
     }
     return writer;
   },
@@ -4354,6 +4818,14 @@ export const Message: MessageFns<Message> = {
             message.reasoning.push(ReasoningBlock.decode(reader, reader.uint32()));
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.pinned = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4395,6 +4867,7 @@ export const Message: MessageFns<Message> = {
       reasoning: globalThis.Array.isArray(object?.reasoning)
         ? object.reasoning.map((e: any) => ReasoningBlock.fromJSON(e))
         : [],
+      pinned: isSet(object.pinned) ? globalThis.Boolean(object.pinned) : false,
     };
   },
 
@@ -4427,6 +4900,9 @@ export const Message: MessageFns<Message> = {
     if (message.reasoning?.length) {
       obj.reasoning = message.reasoning.map((e) => ReasoningBlock.toJSON(e));
     }
+    if (message.pinned !== false) {
+      obj.pinned = message.pinned;
+    }
     return obj;
   },
 
@@ -4444,6 +4920,7 @@ export const Message: MessageFns<Message> = {
     message.model = object.model ?? "";
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
     message.reasoning = object.reasoning?.map((e) => ReasoningBlock.fromPartial(e)) || [];
+    message.pinned = object.pinned ?? false;
     return message;
   },
 };
@@ -5196,6 +5673,7 @@ function createBaseCheckpoint(): Checkpoint {
     runPausedMs: 0,
     sessionStartedAt: undefined,
     sessionPausedMs: 0,
+    compaction: undefined,
   };
 }
 
@@ -5275,6 +5753,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     if (message.sessionPausedMs !== 0) {
       writer.uint32(424).int64(message.sessionPausedMs);
+    }
+    if (message.compaction !== undefined) {
+      CompactionState.encode(message.compaction, writer.uint32(562).fork()).join();
     }
     return writer;
   },
@@ -5495,6 +5976,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.sessionPausedMs = longToNumber(reader.int64());
             continue;
           }
+          case 70: {
+            if (tag !== 562) {
+              break;
+            }
+
+            message.compaction = CompactionState.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5615,6 +6104,7 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         : isSet(object.session_paused_ms)
         ? globalThis.Number(object.session_paused_ms)
         : 0,
+      compaction: isSet(object.compaction) ? CompactionState.fromJSON(object.compaction) : undefined,
     };
   },
 
@@ -5701,6 +6191,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.sessionPausedMs !== 0) {
       obj.sessionPausedMs = Math.round(message.sessionPausedMs);
     }
+    if (message.compaction !== undefined) {
+      obj.compaction = CompactionState.toJSON(message.compaction);
+    }
     return obj;
   },
 
@@ -5752,6 +6245,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     message.runPausedMs = object.runPausedMs ?? 0;
     message.sessionStartedAt = object.sessionStartedAt ?? undefined;
     message.sessionPausedMs = object.sessionPausedMs ?? 0;
+    message.compaction = (object.compaction !== undefined && object.compaction !== null)
+      ? CompactionState.fromPartial(object.compaction)
+      : undefined;
     return message;
   },
 };
@@ -6345,6 +6841,7 @@ function createBaseHistoryEntry(): HistoryEntry {
     usage: undefined,
     totalUsage: undefined,
     chain: "",
+    compaction: false,
   };
 }
 
@@ -6379,6 +6876,9 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     }
     if (message.chain !== "") {
       writer.uint32(82).string(message.chain);
+    }
+    if (message.compaction !== false) {
+      writer.uint32(160).bool(message.compaction);
     }
     return writer;
   },
@@ -6476,6 +6976,14 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
             message.chain = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.compaction = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6512,6 +7020,7 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
         ? Usage.fromJSON(object.total_usage)
         : undefined,
       chain: isSet(object.chain) ? globalThis.String(object.chain) : "",
+      compaction: isSet(object.compaction) ? globalThis.Boolean(object.compaction) : false,
     };
   },
 
@@ -6547,6 +7056,9 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     if (message.chain !== "") {
       obj.chain = message.chain;
     }
+    if (message.compaction !== false) {
+      obj.compaction = message.compaction;
+    }
     return obj;
   },
 
@@ -6569,6 +7081,7 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
       ? Usage.fromPartial(object.totalUsage)
       : undefined;
     message.chain = object.chain ?? "";
+    message.compaction = object.compaction ?? false;
     return message;
   },
 };
@@ -6842,6 +7355,8 @@ function createBaseEvent(): Event {
     providerRetry: undefined,
     providerFallback: undefined,
     reasoningDelta: undefined,
+    compactionStart: undefined,
+    compactionDone: undefined,
     subagent: undefined,
   };
 }
@@ -6919,6 +7434,12 @@ export const Event: MessageFns<Event> = {
     }
     if (message.reasoningDelta !== undefined) {
       ReasoningDelta.encode(message.reasoningDelta, writer.uint32(306).fork()).join();
+    }
+    if (message.compactionStart !== undefined) {
+      CompactionStart.encode(message.compactionStart, writer.uint32(362).fork()).join();
+    }
+    if (message.compactionDone !== undefined) {
+      CompactionDone.encode(message.compactionDone, writer.uint32(370).fork()).join();
     }
     if (message.subagent !== undefined) {
       SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
@@ -7131,6 +7652,22 @@ export const Event: MessageFns<Event> = {
             message.reasoningDelta = ReasoningDelta.decode(reader, reader.uint32());
             continue;
           }
+          case 45: {
+            if (tag !== 362) {
+              break;
+            }
+
+            message.compactionStart = CompactionStart.decode(reader, reader.uint32());
+            continue;
+          }
+          case 46: {
+            if (tag !== 370) {
+              break;
+            }
+
+            message.compactionDone = CompactionDone.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -7257,6 +7794,16 @@ export const Event: MessageFns<Event> = {
         : isSet(object.reasoning_delta)
         ? ReasoningDelta.fromJSON(object.reasoning_delta)
         : undefined,
+      compactionStart: isSet(object.compactionStart)
+        ? CompactionStart.fromJSON(object.compactionStart)
+        : isSet(object.compaction_start)
+        ? CompactionStart.fromJSON(object.compaction_start)
+        : undefined,
+      compactionDone: isSet(object.compactionDone)
+        ? CompactionDone.fromJSON(object.compactionDone)
+        : isSet(object.compaction_done)
+        ? CompactionDone.fromJSON(object.compaction_done)
+        : undefined,
       subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
@@ -7335,6 +7882,12 @@ export const Event: MessageFns<Event> = {
     if (message.reasoningDelta !== undefined) {
       obj.reasoningDelta = ReasoningDelta.toJSON(message.reasoningDelta);
     }
+    if (message.compactionStart !== undefined) {
+      obj.compactionStart = CompactionStart.toJSON(message.compactionStart);
+    }
+    if (message.compactionDone !== undefined) {
+      obj.compactionDone = CompactionDone.toJSON(message.compactionDone);
+    }
     if (message.subagent !== undefined) {
       obj.subagent = SubAgentTag.toJSON(message.subagent);
     }
@@ -7405,6 +7958,12 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.reasoningDelta = (object.reasoningDelta !== undefined && object.reasoningDelta !== null)
       ? ReasoningDelta.fromPartial(object.reasoningDelta)
+      : undefined;
+    message.compactionStart = (object.compactionStart !== undefined && object.compactionStart !== null)
+      ? CompactionStart.fromPartial(object.compactionStart)
+      : undefined;
+    message.compactionDone = (object.compactionDone !== undefined && object.compactionDone !== null)
+      ? CompactionDone.fromPartial(object.compactionDone)
       : undefined;
     message.subagent = (object.subagent !== undefined && object.subagent !== null)
       ? SubAgentTag.fromPartial(object.subagent)
@@ -9466,6 +10025,346 @@ export const BudgetExceeded: MessageFns<BudgetExceeded> = {
     message.worstCase = object.worstCase ?? 0;
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
     message.path = object.path?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCompactionStart(): CompactionStart {
+  return { step: 0, trigger: "", tokens: 0, thresholdTokens: 0 };
+}
+
+export const CompactionStart: MessageFns<CompactionStart> = {
+  encode(message: CompactionStart, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.trigger !== "") {
+      writer.uint32(18).string(message.trigger);
+    }
+    if (message.tokens !== 0) {
+      writer.uint32(24).int64(message.tokens);
+    }
+    if (message.thresholdTokens !== 0) {
+      writer.uint32(32).int64(message.thresholdTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompactionStart {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompactionStart();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.trigger = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.tokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.thresholdTokens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompactionStart {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      trigger: isSet(object.trigger) ? globalThis.String(object.trigger) : "",
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : 0,
+      thresholdTokens: isSet(object.thresholdTokens)
+        ? globalThis.Number(object.thresholdTokens)
+        : isSet(object.threshold_tokens)
+        ? globalThis.Number(object.threshold_tokens)
+        : 0,
+    };
+  },
+
+  toJSON(message: CompactionStart): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.trigger !== "") {
+      obj.trigger = message.trigger;
+    }
+    if (message.tokens !== 0) {
+      obj.tokens = Math.round(message.tokens);
+    }
+    if (message.thresholdTokens !== 0) {
+      obj.thresholdTokens = Math.round(message.thresholdTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CompactionStart>, I>>(base?: I): CompactionStart {
+    return CompactionStart.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CompactionStart>, I>>(object: I): CompactionStart {
+    const message = createBaseCompactionStart();
+    message.step = object.step ?? 0;
+    message.trigger = object.trigger ?? "";
+    message.tokens = object.tokens ?? 0;
+    message.thresholdTokens = object.thresholdTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseCompactionDone(): CompactionDone {
+  return {
+    step: 0,
+    trigger: "",
+    tokensBefore: 0,
+    tokensAfter: 0,
+    pruned: 0,
+    summarized: 0,
+    error: "",
+    summaryModel: "",
+    usage: undefined,
+  };
+}
+
+export const CompactionDone: MessageFns<CompactionDone> = {
+  encode(message: CompactionDone, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.trigger !== "") {
+      writer.uint32(18).string(message.trigger);
+    }
+    if (message.tokensBefore !== 0) {
+      writer.uint32(24).int64(message.tokensBefore);
+    }
+    if (message.tokensAfter !== 0) {
+      writer.uint32(32).int64(message.tokensAfter);
+    }
+    if (message.pruned !== 0) {
+      writer.uint32(40).int32(message.pruned);
+    }
+    if (message.summarized !== 0) {
+      writer.uint32(48).int32(message.summarized);
+    }
+    if (message.error !== "") {
+      writer.uint32(58).string(message.error);
+    }
+    if (message.summaryModel !== "") {
+      writer.uint32(66).string(message.summaryModel);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompactionDone {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompactionDone();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.trigger = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.tokensBefore = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.tokensAfter = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.pruned = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.summarized = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.summaryModel = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompactionDone {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      trigger: isSet(object.trigger) ? globalThis.String(object.trigger) : "",
+      tokensBefore: isSet(object.tokensBefore)
+        ? globalThis.Number(object.tokensBefore)
+        : isSet(object.tokens_before)
+        ? globalThis.Number(object.tokens_before)
+        : 0,
+      tokensAfter: isSet(object.tokensAfter)
+        ? globalThis.Number(object.tokensAfter)
+        : isSet(object.tokens_after)
+        ? globalThis.Number(object.tokens_after)
+        : 0,
+      pruned: isSet(object.pruned) ? globalThis.Number(object.pruned) : 0,
+      summarized: isSet(object.summarized) ? globalThis.Number(object.summarized) : 0,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      summaryModel: isSet(object.summaryModel)
+        ? globalThis.String(object.summaryModel)
+        : isSet(object.summary_model)
+        ? globalThis.String(object.summary_model)
+        : "",
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+    };
+  },
+
+  toJSON(message: CompactionDone): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.trigger !== "") {
+      obj.trigger = message.trigger;
+    }
+    if (message.tokensBefore !== 0) {
+      obj.tokensBefore = Math.round(message.tokensBefore);
+    }
+    if (message.tokensAfter !== 0) {
+      obj.tokensAfter = Math.round(message.tokensAfter);
+    }
+    if (message.pruned !== 0) {
+      obj.pruned = Math.round(message.pruned);
+    }
+    if (message.summarized !== 0) {
+      obj.summarized = Math.round(message.summarized);
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.summaryModel !== "") {
+      obj.summaryModel = message.summaryModel;
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CompactionDone>, I>>(base?: I): CompactionDone {
+    return CompactionDone.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CompactionDone>, I>>(object: I): CompactionDone {
+    const message = createBaseCompactionDone();
+    message.step = object.step ?? 0;
+    message.trigger = object.trigger ?? "";
+    message.tokensBefore = object.tokensBefore ?? 0;
+    message.tokensAfter = object.tokensAfter ?? 0;
+    message.pruned = object.pruned ?? 0;
+    message.summarized = object.summarized ?? 0;
+    message.error = object.error ?? "";
+    message.summaryModel = object.summaryModel ?? "";
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
     return message;
   },
 };
@@ -14710,6 +15609,182 @@ export const McpTool: MessageFns<McpTool> = {
   },
 };
 
+function createBaseCompactRequest(): CompactRequest {
+  return { sessionId: "", strategy: 0 };
+}
+
+export const CompactRequest: MessageFns<CompactRequest> = {
+  encode(message: CompactRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.strategy !== 0) {
+      writer.uint32(16).int32(message.strategy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompactRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompactRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.strategy = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompactRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      strategy: isSet(object.strategy) ? compactionStrategyFromJSON(object.strategy) : 0,
+    };
+  },
+
+  toJSON(message: CompactRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.strategy !== 0) {
+      obj.strategy = compactionStrategyToJSON(message.strategy);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CompactRequest>, I>>(base?: I): CompactRequest {
+    return CompactRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CompactRequest>, I>>(object: I): CompactRequest {
+    const message = createBaseCompactRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.strategy = object.strategy ?? 0;
+    return message;
+  },
+};
+
+function createBaseCompactResponse(): CompactResponse {
+  return { compacted: false, checkpoint: undefined };
+}
+
+export const CompactResponse: MessageFns<CompactResponse> = {
+  encode(message: CompactResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.compacted !== false) {
+      writer.uint32(8).bool(message.compacted);
+    }
+    if (message.checkpoint !== undefined) {
+      Checkpoint.encode(message.checkpoint, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompactResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompactResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.compacted = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.checkpoint = Checkpoint.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompactResponse {
+    return {
+      compacted: isSet(object.compacted) ? globalThis.Boolean(object.compacted) : false,
+      checkpoint: isSet(object.checkpoint) ? Checkpoint.fromJSON(object.checkpoint) : undefined,
+    };
+  },
+
+  toJSON(message: CompactResponse): unknown {
+    const obj: any = {};
+    if (message.compacted !== false) {
+      obj.compacted = message.compacted;
+    }
+    if (message.checkpoint !== undefined) {
+      obj.checkpoint = Checkpoint.toJSON(message.checkpoint);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CompactResponse>, I>>(base?: I): CompactResponse {
+    return CompactResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CompactResponse>, I>>(object: I): CompactResponse {
+    const message = createBaseCompactResponse();
+    message.compacted = object.compacted ?? false;
+    message.checkpoint = (object.checkpoint !== undefined && object.checkpoint !== null)
+      ? Checkpoint.fromPartial(object.checkpoint)
+      : undefined;
+    return message;
+  },
+};
+
 /**
  * AgentService runs agents durably: every step is checkpointed under the session id, so a
  * run survives a crash of the caller or of the daemon and can be resumed.
@@ -14892,6 +15967,20 @@ export const AgentServiceService = {
       Buffer.from(DequeueInputResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DequeueInputResponse => DequeueInputResponse.decode(value),
   },
+  /**
+   * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+   * allows: old tool results become a marker, then the oldest turns one summary. Refused
+   * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+   */
+  compact: {
+    path: "/luosho.v1.AgentService/Compact" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CompactRequest): Buffer => Buffer.from(CompactRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CompactRequest => CompactRequest.decode(value),
+    responseSerialize: (value: CompactResponse): Buffer => Buffer.from(CompactResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CompactResponse => CompactResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -14943,6 +16032,12 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
    */
   dequeueInput: handleUnaryCall<DequeueInputRequest, DequeueInputResponse>;
+  /**
+   * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+   * allows: old tool results become a marker, then the oldest turns one summary. Refused
+   * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+   */
+  compact: handleUnaryCall<CompactRequest, CompactResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -15164,6 +16259,26 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DequeueInputResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+   * allows: old tool results become a marker, then the oldest turns one summary. Refused
+   * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+   */
+  compact(
+    request: CompactRequest,
+    callback: (error: ServiceError | null, response: CompactResponse) => void,
+  ): ClientUnaryCall;
+  compact(
+    request: CompactRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CompactResponse) => void,
+  ): ClientUnaryCall;
+  compact(
+    request: CompactRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CompactResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -42,6 +42,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_Reasoning_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_Compaction_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_Compaction_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CompactionState_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CompactionState_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_Limits_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -226,6 +236,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_BudgetExceeded_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CompactionStart_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CompactionStart_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CompactionDone_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CompactionDone_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_RunDone_descriptor;
   static final 
@@ -446,6 +466,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_McpTool_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CompactRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CompactRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CompactResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CompactResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -460,7 +490,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021i" +
       "nput_schema_json\030\003 \001(\t\022\026\n\016needs_approval" +
       "\030\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\022\020\n\010question\030\n " +
-      "\001(\010\"\373\004\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014inst" +
+      "\001(\010\"\246\005\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014inst" +
       "ructions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho.v" +
       "1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020to" +
       "ol_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_dr" +
@@ -473,184 +503,204 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       ") \001(\005H\004\210\001\001\022!\n\006limits\0302 \001(\0132\021.luosho.v1.L" +
       "imits\022\027\n\017fallback_models\030< \003(\t\022\032\n\022output" +
       "_schema_json\030A \001(\t\022\'\n\treasoning\030F \001(\0132\024." +
-      "luosho.v1.ReasoningB\014\n\n_max_stepsB\023\n\021_to" +
-      "ol_concurrencyB\022\n\020_tool_timeout_msB\026\n\024_a" +
-      "pproval_timeout_msB\025\n\023_max_subagent_dept" +
-      "h\"I\n\tReasoning\022\016\n\006effort\030\001 \001(\t\022\032\n\rbudget" +
-      "_tokens\030\002 \001(\003H\000\210\001\001B\020\n\016_budget_tokens\"g\n\006" +
-      "Limits\022\036\n\003run\030\001 \001(\0132\021.luosho.v1.Budget\022\"" +
-      "\n\007session\030\002 \001(\0132\021.luosho.v1.Budget\022\031\n\021co" +
-      "unt_paused_time\030\003 \001(\010\"\212\002\n\006Budget\022\031\n\014inpu" +
-      "t_tokens\030\001 \001(\003H\000\210\001\001\022\032\n\routput_tokens\030\002 \001" +
-      "(\003H\001\210\001\001\022\031\n\014total_tokens\030\003 \001(\003H\002\210\001\001\022\025\n\010co" +
-      "st_usd\030\004 \001(\001H\003\210\001\001\022\030\n\013model_calls\030\005 \001(\003H\004" +
-      "\210\001\001\022\032\n\rwall_clock_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_inpu" +
-      "t_tokensB\020\n\016_output_tokensB\017\n\r_total_tok" +
-      "ensB\013\n\t_cost_usdB\016\n\014_model_callsB\020\n\016_wal" +
-      "l_clock_ms\"R\n\010SubAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013" +
-      "description\030\002 \001(\t\022#\n\005agent\030\003 \001(\0132\024.luosh" +
-      "o.v1.AgentSpec\"I\n\013SubAgentTag\022\014\n\004name\030\001 " +
-      "\001(\t\022\r\n\005depth\030\002 \001(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task" +
-      "_id\030\004 \001(\t\"\267\001\n\014McpServerUse\022\014\n\004name\030\001 \001(\t" +
-      "\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(" +
-      "\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRet" +
-      "ryPolicy\0222\n\016tool_overrides\030\005 \003(\0132\032.luosh" +
-      "o.v1.McpToolOverrideB\r\n\013_timeout_ms\"_\n\016M" +
-      "cpRetryPolicy\022\020\n\010attempts\030\001 \001(\005\022\022\n\nbacko" +
-      "ff_ms\030\002 \001(\003\022\'\n\010retry_on\030\003 \003(\0162\025.luosho.v" +
-      "1.McpRetryOn\"\233\001\n\017McpToolOverride\022\014\n\004tool" +
-      "\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.luosho.v1.Mcp" +
-      "Approval\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005ret" +
-      "ry\030\004 \001(\0132\031.luosho.v1.McpRetryPolicyB\r\n\013_" +
-      "timeout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014\n\004na" +
-      "me\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\"\373\001\n\007Mes" +
-      "sage\022\035\n\004role\030\001 \001(\0162\017.luosho.v1.Role\022\017\n\007c" +
-      "ontent\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.luosh" +
-      "o.v1.ToolCall\022\024\n\014tool_call_id\030\004 \001(\t\022\021\n\tt" +
-      "ool_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\r\n\005mode" +
-      "l\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage" +
-      "\022,\n\treasoning\030\n \003(\0132\031.luosho.v1.Reasonin" +
-      "gBlock\"B\n\016ReasoningBlock\022\020\n\010provider\030\001 \001" +
-      "(\t\022\020\n\010raw_json\030\002 \001(\t\022\014\n\004text\030\003 \001(\t\"\311\001\n\005U" +
-      "sage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021completio" +
-      "n_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001(\003\022\023\n\013" +
-      "model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(\001\022\033\n\023c" +
-      "ached_input_tokens\030\006 \001(\003\022\032\n\022cache_write_" +
-      "tokens\030\007 \001(\003\022\030\n\020reasoning_tokens\030\010 \001(\003\"\241" +
-      "\001\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132\023.luosho" +
-      ".v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\030\n\013result_jso" +
-      "n\030\004 \001(\tH\000\210\001\001\022\020\n\010is_error\030\005 \001(\010\022\020\n\010attemp" +
-      "ts\030\006 \001(\005B\016\n\014_result_jsonJ\004\010\003\020\004R\nhas_resu" +
-      "lt\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030\001 \001(\t\022\r\n" +
-      "\005model\030\002 \001(\t\022M\n\022tool_schema_hashes\030\003 \003(\013" +
-      "21.luosho.v1.AgentFingerprint.ToolSchema" +
-      "HashesEntry\022\031\n\021instructions_hash\030\004 \001(\t\0327" +
-      "\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005" +
-      "value\030\002 \001(\t:\0028\001\"\345\007\n\nCheckpoint\022\022\n\nsessio" +
-      "n_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luosho.v1" +
-      ".Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usage\030\004 " +
-      "\001(\0132\020.luosho.v1.Usage\022\033\n\023business_state_" +
-      "json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luosho.v1.C" +
-      "heckpointStatus\022\023\n\013approval_id\030\007 \001(\t\022.\n\r" +
-      "finish_reason\030\010 \001(\0162\027.luosho.v1.FinishRe" +
-      "ason\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1.Ag" +
-      "entFingerprint\022-\n\ntool_calls\030\n \003(\0132\031.luo" +
-      "sho.v1.ToolCallRecord\022.\n\nupdated_at\030\013 \001(" +
-      "\0132\032.google.protobuf.Timestamp\022#\n\005agent\030\014" +
-      " \001(\0132\024.luosho.v1.AgentSpec\022%\n\013total_usag" +
-      "e\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007version\030\016 \001" +
-      "(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 \001(\0132\025" +
-      ".luosho.v1.AgentDrift\022)\n\017delegated_usage" +
-      "\030( \001(\0132\020.luosho.v1.Usage\022+\n\tsubagents\030) " +
-      "\003(\0132\030.luosho.v1.SubAgentState\022)\n\rearly_r" +
-      "esults\030* \003(\0132\022.luosho.v1.Message\0225\n\010atte" +
-      "mpts\030< \003(\0132#.luosho.v1.Checkpoint.Attemp" +
-      "tsEntry\022\'\n\005tasks\030_ \003(\0132\030.luosho.v1.SubAg" +
-      "entState\0222\n\016run_started_at\0302 \001(\0132\032.googl" +
-      "e.protobuf.Timestamp\022\025\n\rrun_paused_ms\0303 " +
-      "\001(\003\0226\n\022session_started_at\0304 \001(\0132\032.google" +
-      ".protobuf.Timestamp\022\031\n\021session_paused_ms" +
-      "\0305 \001(\003\032/\n\rAttemptsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005" +
-      "value\030\002 \001(\005:\0028\001\"\351\001\n\rSubAgentState\022\017\n\007cal" +
-      "l_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022" +
-      "\014\n\004path\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010messag" +
-      "es\030\006 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_ind" +
-      "ex\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usag" +
-      "e\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1.Agent" +
-      "Fingerprint\"\363\002\n\010Approval\022\023\n\013approval_id\030" +
-      "\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003" +
-      " \001(\0132\023.luosho.v1.ToolCall\022&\n\tremaining\030\004" +
-      " \003(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\022" +
-      "0\n\013fingerprint\030\006 \001(\0132\033.luosho.v1.AgentFi" +
-      "ngerprint\022.\n\ncreated_at\030\007 \001(\0132\032.google.p" +
-      "rotobuf.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032." +
-      "google.protobuf.Timestamp\022\025\n\rsubagent_pa" +
-      "th\030( \003(\t\022%\n\004kind\030) \001(\0162\027.luosho.v1.Appro" +
-      "valKind\022\020\n\010question\030* \001(\t\"\260\002\n\014HistoryEnt" +
-      "ry\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001(\0132\032.goo" +
-      "gle.protobuf.Timestamp\022+\n\006status\030\003 \001(\0162\033" +
-      ".luosho.v1.CheckpointStatus\022\017\n\007version\030\004" +
-      " \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\ncheckpoin" +
-      "t\030\006 \001(\0132\025.luosho.v1.Checkpoint\022\r\n\005model\030" +
-      "\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\022%" +
-      "\n\013total_usage\030\t \001(\0132\020.luosho.v1.Usage\022\r\n" +
-      "\005chain\030\n \001(\t\"\303\002\n\016SessionSummary\022\022\n\nsessi" +
-      "on_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1." +
-      "CheckpointStatus\022.\n\rfinish_reason\030\003 \001(\0162" +
-      "\027.luosho.v1.FinishReason\022\022\n\nstep_index\030\004" +
-      " \001(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_" +
-      "id\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.pr" +
-      "otobuf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.l" +
-      "uosho.v1.AgentDrift\022%\n\013total_usage\030\t \001(\013" +
-      "2\020.luosho.v1.Usage\"\246\010\n\005Event\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n" +
-      "\004time\030\004 \001(\0132\032.google.protobuf.Timestamp\022" +
-      "\014\n\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_s" +
-      "tart\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nste" +
-      "p_start\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n" +
-      "\nmodel_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH" +
-      "\000\0221\n\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCal" +
-      "lRequestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luos" +
-      "ho.v1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023." +
-      "luosho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022" +
-      ".luosho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(" +
-      "\0132\025.luosho.v1.AgentDriftH\000\022*\n\ntext_delta" +
-      "\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approv" +
-      "al_requested\030\023 \001(\0132\034.luosho.v1.ApprovalR" +
-      "equestedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho." +
-      "v1.ToolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.l" +
-      "uosho.v1.InputQueuedH\000\0228\n\021approval_resol" +
-      "ved\030  \001(\0132\033.luosho.v1.ApprovalResolvedH\000" +
-      "\0224\n\017budget_exceeded\030! \001(\0132\031.luosho.v1.Bu" +
-      "dgetExceededH\000\0222\n\016tool_reconcile\030\" \001(\0132\030" +
-      ".luosho.v1.ToolReconcileH\000\0222\n\016provider_r" +
-      "etry\030$ \001(\0132\030.luosho.v1.ProviderRetryH\000\0228" +
-      "\n\021provider_fallback\030% \001(\0132\033.luosho.v1.Pr" +
-      "oviderFallbackH\000\0224\n\017reasoning_delta\030& \001(" +
-      "\0132\031.luosho.v1.ReasoningDeltaH\000\022(\n\010subage" +
-      "nt\030( \001(\0132\026.luosho.v1.SubAgentTagB\t\n\007payl" +
-      "oad\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.luosho." +
-      "v1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013finger" +
-      "print\030\003 \001(\0132\033.luosho.v1.AgentFingerprint" +
-      "\022\022\n\nrequest_id\030\004 \001(\t\"\245\001\n\020ApprovalResolve" +
-      "d\022\023\n\013approval_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002" +
-      " \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010approved\030\004 \001(" +
-      "\010\022\014\n\004note\030\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007e" +
-      "xpired\030\007 \001(\010\022\016\n\006answer\030\n \001(\t\"\031\n\tStepStar" +
-      "t\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001" +
-      "(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1.Message\022" +
-      "\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage\"\305\001\n\021Too" +
-      "lCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001" +
-      "(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeout_ms\030\003 " +
-      "\001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho.v1.ToolEx" +
-      "ecutor\022\017\n\007attempt\030\004 \001(\005\022/\n\nreconciled\030\005 " +
-      "\001(\0162\033.luosho.v1.ReconcileOutcome\"e\n\rTool" +
-      "Reconcile\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023." +
-      "luosho.v1.ToolCall\022\017\n\007attempt\030\003 \001(\005\022\022\n\nt" +
-      "imeout_ms\030\004 \001(\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001" +
-      "(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 " +
-      "\001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010d" +
-      "elay_ms\030\006 \001(\003\"^\n\rProviderRetry\022\014\n\004step\030\001" +
-      " \001(\005\022\r\n\005model\030\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005" +
-      "error\030\004 \001(\t\022\020\n\010delay_ms\030\005 \001(\003\"y\n\020Provide" +
-      "rFallback\022\014\n\004step\030\001 \001(\005\022\022\n\nfrom_model\030\002 " +
-      "\001(\t\022\020\n\010to_model\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006" +
-      "reason\030\005 \001(\t\022\022\n\nerror_type\030\006 \001(\t\"j\n\nTool" +
-      "Result\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001" +
-      "(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001" +
-      "(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step" +
-      "\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004tex" +
-      "t\030\002 \001(\t\",\n\016ReasoningDelta\022\014\n\004step\030\001 \001(\005\022" +
-      "\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_fr" +
-      "om\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_adde" +
-      "d\030\003 \003(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools_" +
-      "changed\030\005 \003(\t\022\034\n\024instructions_changed\030\006 " +
-      "\001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021ApprovalRequeste" +
-      "d\022%\n\010approval\030\001 \001(\0132\023.luosho.v1.Approval" +
-      "\"\216\001\n\016BudgetExceeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005li" +
-      "mit\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022" +
-      "\n\nworst_case\030\005 \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luos" +
-      "ho.v1.Usage\022\014\n\004path\030\007 \003(\t\"\207\002\n\007RunDone\022.\n" +
+      "luosho.v1.Reasoning\022)\n\ncompaction\030K \001(\0132" +
+      "\025.luosho.v1.CompactionB\014\n\n_max_stepsB\023\n\021" +
+      "_tool_concurrencyB\022\n\020_tool_timeout_msB\026\n" +
+      "\024_approval_timeout_msB\025\n\023_max_subagent_d" +
+      "epth\"I\n\tReasoning\022\016\n\006effort\030\001 \001(\t\022\032\n\rbud" +
+      "get_tokens\030\002 \001(\003H\000\210\001\001B\020\n\016_budget_tokens\"" +
+      "\224\001\n\nCompaction\022\021\n\tthreshold\030\001 \001(\001\022\026\n\016pro" +
+      "tect_tokens\030\002 \001(\003\022/\n\010strategy\030\003 \001(\0162\035.lu" +
+      "osho.v1.CompactionStrategy\022\r\n\005model\030\004 \001(" +
+      "\t\022\033\n\023model_settings_json\030\005 \001(\t\"t\n\017Compac" +
+      "tionState\022\025\n\rpruned_before\030\001 \001(\005\022\031\n\021summ" +
+      "arized_before\030\002 \001(\005\022\017\n\007summary\030\003 \001(\t\022\017\n\007" +
+      "version\030\004 \001(\003\022\r\n\005count\030\005 \001(\005\"g\n\006Limits\022\036" +
+      "\n\003run\030\001 \001(\0132\021.luosho.v1.Budget\022\"\n\007sessio" +
+      "n\030\002 \001(\0132\021.luosho.v1.Budget\022\031\n\021count_paus" +
+      "ed_time\030\003 \001(\010\"\212\002\n\006Budget\022\031\n\014input_tokens" +
+      "\030\001 \001(\003H\000\210\001\001\022\032\n\routput_tokens\030\002 \001(\003H\001\210\001\001\022" +
+      "\031\n\014total_tokens\030\003 \001(\003H\002\210\001\001\022\025\n\010cost_usd\030\004" +
+      " \001(\001H\003\210\001\001\022\030\n\013model_calls\030\005 \001(\003H\004\210\001\001\022\032\n\rw" +
+      "all_clock_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_input_tokens" +
+      "B\020\n\016_output_tokensB\017\n\r_total_tokensB\013\n\t_" +
+      "cost_usdB\016\n\014_model_callsB\020\n\016_wall_clock_" +
+      "ms\"R\n\010SubAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013descript" +
+      "ion\030\002 \001(\t\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.Age" +
+      "ntSpec\"I\n\013SubAgentTag\022\014\n\004name\030\001 \001(\t\022\r\n\005d" +
+      "epth\030\002 \001(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task_id\030\004 \001(" +
+      "\t\"\267\001\n\014McpServerUse\022\014\n\004name\030\001 \001(\t\022\023\n\013allo" +
+      "w_tools\030\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(" +
+      "\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryPolicy" +
+      "\0222\n\016tool_overrides\030\005 \003(\0132\032.luosho.v1.Mcp" +
+      "ToolOverrideB\r\n\013_timeout_ms\"_\n\016McpRetryP" +
+      "olicy\022\020\n\010attempts\030\001 \001(\005\022\022\n\nbackoff_ms\030\002 " +
+      "\001(\003\022\'\n\010retry_on\030\003 \003(\0162\025.luosho.v1.McpRet" +
+      "ryOn\"\233\001\n\017McpToolOverride\022\014\n\004tool\030\001 \001(\t\022(" +
+      "\n\010approval\030\002 \001(\0162\026.luosho.v1.McpApproval" +
+      "\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\013" +
+      "2\031.luosho.v1.McpRetryPolicyB\r\n\013_timeout_" +
+      "ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t" +
+      "\022\026\n\016arguments_json\030\003 \001(\t\"\213\002\n\007Message\022\035\n\004" +
+      "role\030\001 \001(\0162\017.luosho.v1.Role\022\017\n\007content\030\002" +
+      " \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.luosho.v1.Too" +
+      "lCall\022\024\n\014tool_call_id\030\004 \001(\t\022\021\n\ttool_name" +
+      "\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\r\n\005model\030\007 \001(\t\022" +
+      "\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\022,\n\treas" +
+      "oning\030\n \003(\0132\031.luosho.v1.ReasoningBlock\022\016" +
+      "\n\006pinned\030\017 \001(\010\"B\n\016ReasoningBlock\022\020\n\010prov" +
+      "ider\030\001 \001(\t\022\020\n\010raw_json\030\002 \001(\t\022\014\n\004text\030\003 \001" +
+      "(\t\"\311\001\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021c" +
+      "ompletion_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003" +
+      " \001(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 " +
+      "\001(\001\022\033\n\023cached_input_tokens\030\006 \001(\003\022\032\n\022cach" +
+      "e_write_tokens\030\007 \001(\003\022\030\n\020reasoning_tokens" +
+      "\030\010 \001(\003\"\241\001\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132" +
+      "\023.luosho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\030\n\013re" +
+      "sult_json\030\004 \001(\tH\000\210\001\001\022\020\n\010is_error\030\005 \001(\010\022\020" +
+      "\n\010attempts\030\006 \001(\005B\016\n\014_result_jsonJ\004\010\003\020\004R\n" +
+      "has_result\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030" +
+      "\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_hash" +
+      "es\030\003 \003(\01321.luosho.v1.AgentFingerprint.To" +
+      "olSchemaHashesEntry\022\031\n\021instructions_hash" +
+      "\030\004 \001(\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001" +
+      " \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\225\010\n\nCheckpoint\022\022" +
+      "\n\nsession_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.l" +
+      "uosho.v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005" +
+      "usage\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023busines" +
+      "s_state_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luo" +
+      "sho.v1.CheckpointStatus\022\023\n\013approval_id\030\007" +
+      " \001(\t\022.\n\rfinish_reason\030\010 \001(\0162\027.luosho.v1." +
+      "FinishReason\0220\n\013fingerprint\030\t \001(\0132\033.luos" +
+      "ho.v1.AgentFingerprint\022-\n\ntool_calls\030\n \003" +
+      "(\0132\031.luosho.v1.ToolCallRecord\022.\n\nupdated" +
+      "_at\030\013 \001(\0132\032.google.protobuf.Timestamp\022#\n" +
+      "\005agent\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013to" +
+      "tal_usage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007ver" +
+      "sion\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift" +
+      "\030\020 \001(\0132\025.luosho.v1.AgentDrift\022)\n\017delegat" +
+      "ed_usage\030( \001(\0132\020.luosho.v1.Usage\022+\n\tsuba" +
+      "gents\030) \003(\0132\030.luosho.v1.SubAgentState\022)\n" +
+      "\rearly_results\030* \003(\0132\022.luosho.v1.Message" +
+      "\0225\n\010attempts\030< \003(\0132#.luosho.v1.Checkpoin" +
+      "t.AttemptsEntry\022\'\n\005tasks\030_ \003(\0132\030.luosho." +
+      "v1.SubAgentState\0222\n\016run_started_at\0302 \001(\013" +
+      "2\032.google.protobuf.Timestamp\022\025\n\rrun_paus" +
+      "ed_ms\0303 \001(\003\0226\n\022session_started_at\0304 \001(\0132" +
+      "\032.google.protobuf.Timestamp\022\031\n\021session_p" +
+      "aused_ms\0305 \001(\003\022.\n\ncompaction\030F \001(\0132\032.luo" +
+      "sho.v1.CompactionState\032/\n\rAttemptsEntry\022" +
+      "\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\rSubA" +
+      "gentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t" +
+      "\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_id" +
+      "\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosho.v1.Mes" +
+      "sage\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132" +
+      "\020.luosho.v1.Usage\0220\n\013fingerprint\030\t \001(\0132\033" +
+      ".luosho.v1.AgentFingerprint\"\363\002\n\010Approval" +
+      "\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(" +
+      "\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolCal" +
+      "l\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolCal" +
+      "l\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.l" +
+      "uosho.v1.AgentFingerprint\022.\n\ncreated_at\030" +
+      "\007 \001(\0132\032.google.protobuf.Timestamp\022.\n\nexp" +
+      "ires_at\030\010 \001(\0132\032.google.protobuf.Timestam" +
+      "p\022\025\n\rsubagent_path\030( \003(\t\022%\n\004kind\030) \001(\0162\027" +
+      ".luosho.v1.ApprovalKind\022\020\n\010question\030* \001(" +
+      "\t\"\304\002\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010save" +
+      "d_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022+" +
+      "\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSta" +
+      "tus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 " +
+      "\001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Chec" +
+      "kpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.l" +
+      "uosho.v1.Usage\022%\n\013total_usage\030\t \001(\0132\020.lu" +
+      "osho.v1.Usage\022\r\n\005chain\030\n \001(\t\022\022\n\ncompacti" +
+      "on\030\024 \001(\010\"\303\002\n\016SessionSummary\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Chec" +
+      "kpointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.lu" +
+      "osho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005" +
+      "\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006" +
+      " \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protob" +
+      "uf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosh" +
+      "o.v1.AgentDrift\022%\n\013total_usage\030\t \001(\0132\020.l" +
+      "uosho.v1.Usage\"\224\t\n\005Event\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004tim" +
+      "e\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004t" +
+      "ype\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start" +
+      "\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_st" +
+      "art\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmod" +
+      "el_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n" +
+      "\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCallReq" +
+      "uestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v" +
+      "1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luos" +
+      "ho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luo" +
+      "sho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025." +
+      "luosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001" +
+      "(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_r" +
+      "equested\030\023 \001(\0132\034.luosho.v1.ApprovalReque" +
+      "stedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.T" +
+      "oolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosh" +
+      "o.v1.InputQueuedH\000\0228\n\021approval_resolved\030" +
+      "  \001(\0132\033.luosho.v1.ApprovalResolvedH\000\0224\n\017" +
+      "budget_exceeded\030! \001(\0132\031.luosho.v1.Budget" +
+      "ExceededH\000\0222\n\016tool_reconcile\030\" \001(\0132\030.luo" +
+      "sho.v1.ToolReconcileH\000\0222\n\016provider_retry" +
+      "\030$ \001(\0132\030.luosho.v1.ProviderRetryH\000\0228\n\021pr" +
+      "ovider_fallback\030% \001(\0132\033.luosho.v1.Provid" +
+      "erFallbackH\000\0224\n\017reasoning_delta\030& \001(\0132\031." +
+      "luosho.v1.ReasoningDeltaH\000\0226\n\020compaction" +
+      "_start\030- \001(\0132\032.luosho.v1.CompactionStart" +
+      "H\000\0224\n\017compaction_done\030. \001(\0132\031.luosho.v1." +
+      "CompactionDoneH\000\022(\n\010subagent\030( \001(\0132\026.luo" +
+      "sho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunSta" +
+      "rt\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\n" +
+      "step_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033." +
+      "luosho.v1.AgentFingerprint\022\022\n\nrequest_id" +
+      "\030\004 \001(\t\"\245\001\n\020ApprovalResolved\022\023\n\013approval_" +
+      "id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_n" +
+      "ame\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(" +
+      "\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\022\016" +
+      "\n\006answer\030\n \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(" +
+      "\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030" +
+      "\002 \001(\0132\022.luosho.v1.Message\022\037\n\005usage\030\003 \001(\013" +
+      "2\020.luosho.v1.Usage\"\305\001\n\021ToolCallRequested" +
+      "\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1" +
+      ".ToolCall\022\022\n\ntimeout_ms\030\003 \001(\003\022)\n\010executo" +
+      "r\030\010 \001(\0162\027.luosho.v1.ToolExecutor\022\017\n\007atte" +
+      "mpt\030\004 \001(\005\022/\n\nreconciled\030\005 \001(\0162\033.luosho.v" +
+      "1.ReconcileOutcome\"e\n\rToolReconcile\022\014\n\004s" +
+      "tep\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.Tool" +
+      "Call\022\017\n\007attempt\030\003 \001(\005\022\022\n\ntimeout_ms\030\004 \001(" +
+      "\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_cal" +
+      "l_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\017\n\007attempt" +
+      "\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\003\"" +
+      "^\n\rProviderRetry\022\014\n\004step\030\001 \001(\005\022\r\n\005model\030" +
+      "\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005error\030\004 \001(\t\022\020\n" +
+      "\010delay_ms\030\005 \001(\003\"y\n\020ProviderFallback\022\014\n\004s" +
+      "tep\030\001 \001(\005\022\022\n\nfrom_model\030\002 \001(\t\022\020\n\010to_mode" +
+      "l\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006reason\030\005 \001(\t\022\022" +
+      "\n\nerror_type\030\006 \001(\t\"j\n\nToolResult\022\014\n\004step" +
+      "\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_nam" +
+      "e\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error" +
+      "\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tText" +
+      "Delta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\",\n\016Rea" +
+      "soningDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"" +
+      "\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010mo" +
+      "del_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtoo" +
+      "ls_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022" +
+      "\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007refused" +
+      "\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010approval\030" +
+      "\001 \001(\0132\023.luosho.v1.Approval\"\216\001\n\016BudgetExc" +
+      "eeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005v" +
+      "alue\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005" +
+      " \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n" +
+      "\004path\030\007 \003(\t\"Z\n\017CompactionStart\022\014\n\004step\030\001" +
+      " \001(\005\022\017\n\007trigger\030\002 \001(\t\022\016\n\006tokens\030\003 \001(\003\022\030\n" +
+      "\020threshold_tokens\030\004 \001(\003\"\307\001\n\016CompactionDo" +
+      "ne\022\014\n\004step\030\001 \001(\005\022\017\n\007trigger\030\002 \001(\t\022\025\n\rtok" +
+      "ens_before\030\003 \001(\003\022\024\n\014tokens_after\030\004 \001(\003\022\016" +
+      "\n\006pruned\030\005 \001(\005\022\022\n\nsummarized\030\006 \001(\005\022\r\n\005er" +
+      "ror\030\007 \001(\t\022\025\n\rsummary_model\030\010 \001(\t\022\037\n\005usag" +
+      "e\030\t \001(\0132\020.luosho.v1.Usage\"\207\002\n\007RunDone\022.\n" +
       "\rfinish_reason\030\001 \001(\0162\027.luosho.v1.FinishR" +
       "eason\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkp" +
       "ointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_i" +
@@ -780,169 +830,181 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "ription\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t" +
       "\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destruc" +
       "tive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB" +
-      "\023\n\021_destructive_hint*\300\033\n\013ErrorReason\022\034\n\030" +
-      "ERROR_REASON_UNSPECIFIED\020\000\022\031\n\025ERROR_REAS" +
-      "ON_INTERNAL\020\001\022!\n\035ERROR_REASON_INVALID_AR" +
-      "GUMENT\020\002\022\"\n\036ERROR_REASON_PAYLOAD_TOO_LAR" +
-      "GE\020\003\022%\n!ERROR_REASON_CHECKPOINT_NOT_FOUN" +
-      "D\020\004\022#\n\037ERROR_REASON_APPROVAL_NOT_FOUND\020\005" +
-      "\022\037\n\033ERROR_REASON_SESSION_EXISTS\020\006\022$\n ERR" +
-      "OR_REASON_EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR" +
-      "_REASON_TOOL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_R" +
-      "EASON_TOOL_CALL_NOT_PENDING\020\t\022*\n&ERROR_R" +
-      "EASON_SESSION_AWAITING_APPROVAL\020\n\022\034\n\030ERR" +
-      "OR_REASON_AGENT_DRIFT\020\013\022$\n ERROR_REASON_" +
-      "RESUME_TOOL_MISSING\020\014\022\035\n\031ERROR_REASON_SE" +
-      "SSION_BUSY\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020" +
-      "\016\022\037\n\033ERROR_REASON_PROVIDER_ERROR\020\017\022\"\n\036ER" +
-      "ROR_REASON_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_" +
-      "REASON_SHUTTING_DOWN\020\021\022\036\n\032ERROR_REASON_T" +
-      "OO_MANY_RUNS\020\022\022\"\n\036ERROR_REASON_DAEMON_OV" +
-      "ERLOADED\020\023\022 \n\034ERROR_REASON_UNAUTHENTICAT" +
-      "ED\020\024\022\"\n\036ERROR_REASON_STORE_UNAVAILABLE\020\025" +
-      "\022\033\n\027ERROR_REASON_STORE_FULL\020\026\022\037\n\033ERROR_R" +
-      "EASON_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_REASON_R" +
-      "EQUEST_ID_REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN" +
-      "_REQUIRED\020\031\022\036\n\032ERROR_REASON_TOKEN_INVALI" +
-      "D\020\032\022!\n\035ERROR_REASON_ROLE_NOT_ALLOWED\020\033\022\037" +
-      "\n\033ERROR_REASON_AGENT_REQUIRED\020(\022(\n$ERROR" +
-      "_REASON_DUPLICATE_SUBAGENT_NAME\020)\022$\n ERR" +
-      "OR_REASON_DUPLICATE_TOOL_NAME\020*\022$\n ERROR" +
-      "_REASON_IF_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_R" +
-      "EASON_INPUT_REQUIRED\020,\022$\n ERROR_REASON_I" +
-      "NVALID_APPROVAL_ID\020-\022)\n%ERROR_REASON_INV" +
-      "ALID_APPROVAL_TIMEOUT\020.\022%\n!ERROR_REASON_" +
-      "INVALID_DRIFT_POLICY\020/\022&\n\"ERROR_REASON_I" +
-      "NVALID_HISTORY_LIMIT\0200\022\033\n\027ERROR_REASON_I" +
-      "NVALID_ID\0201\022 \n\034ERROR_REASON_INVALID_IF_B" +
-      "USY\0202\022\035\n\031ERROR_REASON_INVALID_JSON\0203\022\"\n\036" +
-      "ERROR_REASON_INVALID_MAX_STEPS\0204\022$\n ERRO" +
-      "R_REASON_INVALID_MCP_SERVERS\0205\022 \n\034ERROR_" +
-      "REASON_INVALID_MESSAGE\0206\022\036\n\032ERROR_REASON" +
-      "_INVALID_MODEL\0207\022\'\n#ERROR_REASON_INVALID" +
-      "_MODEL_SETTINGS\0208\022\"\n\036ERROR_REASON_INVALI" +
-      "D_PAGE_SIZE\0209\022#\n\037ERROR_REASON_INVALID_PA" +
-      "GE_TOKEN\020:\022#\n\037ERROR_REASON_INVALID_REQUE" +
-      "ST_ID\020;\022\037\n\033ERROR_REASON_INVALID_SCRIPT\020<" +
-      "\022#\n\037ERROR_REASON_INVALID_SESSION_ID\020=\022\037\n" +
-      "\033ERROR_REASON_INVALID_STATUS\020>\022!\n\035ERROR_" +
-      "REASON_INVALID_SUBAGENT\020?\022&\n\"ERROR_REASO" +
-      "N_INVALID_SUBAGENT_NAME\020@\022%\n!ERROR_REASO" +
-      "N_INVALID_TOOL_CALL_ID\020A\022)\n%ERROR_REASON" +
-      "_INVALID_TOOL_CONCURRENCY\020B\022\"\n\036ERROR_REA" +
-      "SON_INVALID_TOOL_NAME\020C\022$\n ERROR_REASON_" +
-      "INVALID_TOOL_SCHEMA\020D\022%\n!ERROR_REASON_IN" +
-      "VALID_TOOL_TIMEOUT\020E\022 \n\034ERROR_REASON_MOD" +
-      "EL_NOT_FOUND\020F\022*\n&ERROR_REASON_SUBAGENT_" +
-      "DEPTH_OVER_LIMIT\020G\022.\n*ERROR_REASON_SUBAG" +
-      "ENT_DESCRIPTION_REQUIRED\020H\022.\n*ERROR_REAS" +
-      "ON_SUBAGENT_DESCRIPTION_TOO_LONG\020I\022(\n$ER" +
-      "ROR_REASON_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$" +
-      "ERROR_REASON_SUBAGENT_TASK_NOT_FOUND\020K\022 " +
-      "\n\034ERROR_REASON_TASK_TOOL_CLASH\020L\022)\n%ERRO" +
-      "R_REASON_TOOL_RESULT_OUT_OF_ORDER\020M\022#\n\037E" +
-      "RROR_REASON_TOO_MANY_SUBAGENTS\020N\022#\n\037ERRO" +
-      "R_REASON_UNKNOWN_MCP_SERVER\020O\022!\n\035ERROR_R" +
-      "EASON_UNKNOWN_PROVIDER\020P\022\"\n\036ERROR_REASON" +
-      "_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR_REASON_INV" +
-      "ALID_RETENTION\020R\022 \n\034ERROR_REASON_INVALID" +
-      "_REQUEST\020d\022\'\n#ERROR_REASON_UNSUPPORTED_M" +
-      "EDIA_TYPE\020e\022\036\n\032ERROR_REASON_NO_SUCH_ROUT" +
-      "E\020f\022#\n\037ERROR_REASON_METHOD_NOT_ALLOWED\020g" +
-      "\022!\n\035ERROR_REASON_HOST_NOT_ALLOWED\020h\022%\n!E" +
-      "RROR_REASON_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ER" +
-      "ROR_REASON_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR" +
-      "_REASON_INVALID_LAST_EVENT_ID\020k\022%\n!ERROR" +
-      "_REASON_INVALID_KEEP_HISTORY\020l\022+\n\'ERROR_" +
-      "REASON_INVALID_INCLUDE_CHECKPOINT\020m\022\"\n\036E",
-      "RROR_REASON_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR" +
-      "_REASON_INVALID_FOLLOW\020o\022%\n!ERROR_REASON" +
-      "_INVALID_NEWEST_FIRST\020p\022+\n\'ERROR_REASON_" +
-      "INVALID_INCLUDE_TOTAL_SIZE\020q\022$\n ERROR_RE" +
-      "ASON_RECONCILE_NOT_ASKED\020x\022*\n&ERROR_REAS" +
-      "ON_INVALID_RECONCILE_OUTCOME\020y\022\037\n\033ERROR_" +
-      "REASON_INVALID_LIMITS\020}\022)\n%ERROR_REASON_" +
-      "COST_LIMIT_WITHOUT_PRICE\020~\022)\n$ERROR_REAS" +
-      "ON_INVALID_COSTLIEST_FIRST\020\202\001\022\'\n\"ERROR_R" +
-      "EASON_INVALID_OUTPUT_SCHEMA\020\226\001\022!\n\034ERROR_" +
-      "REASON_ANSWER_REQUIRED\020\233\001\022$\n\037ERROR_REASO" +
-      "N_ANSWER_NOT_ALLOWED\020\234\001\022)\n$ERROR_REASON_" +
-      "INVALID_FALLBACK_MODELS\020\221\001\022#\n\036ERROR_REAS" +
-      "ON_INVALID_REASONING\020\240\001*_\n\004Role\022\024\n\020ROLE_" +
-      "UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_U" +
-      "SER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004" +
-      "*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POL" +
-      "ICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_" +
-      "WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031" +
-      "AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Checkpoi" +
-      "ntStatus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIE" +
-      "D\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'" +
-      "\n#CHECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022" +
-      "\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\214\002\n\014Fini" +
-      "shReason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022" +
-      "\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON" +
-      "_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022" +
-      "#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035" +
-      "FINISH_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINIS" +
-      "H_REASON_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_R" +
-      "EASON_OUTPUT_INVALID\020\007*\177\n\nMcpRetryOn\022\034\n\030" +
-      "MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_" +
-      "ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE" +
-      "\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAp" +
-      "proval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021" +
-      "MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGA" +
-      "TE\020\002*e\n\014ApprovalKind\022\035\n\031APPROVAL_KIND_UN" +
-      "SPECIFIED\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022" +
-      "\032\n\026APPROVAL_KIND_QUESTION\020\002*a\n\007RunMode\022\030" +
-      "\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW" +
-      "\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RE" +
-      "SUME\020\003*\223\001\n\020ReconcileOutcome\022!\n\035RECONCILE" +
-      "_OUTCOME_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTC" +
-      "OME_DONE\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STAR" +
-      "TED\020\002\022\035\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014" +
-      "ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIE" +
-      "D\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EX" +
-      "ECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNS" +
-      "PECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUS" +
-      "Y_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF" +
-      "_BUSY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUB" +
-      "MIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTC" +
-      "OME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICA" +
-      "TE\020\002*^\n\014McpTransport\022\035\n\031MCP_TRANSPORT_UN" +
-      "SPECIFIED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022" +
-      "MCP_TRANSPORT_HTTP\020\002*\215\001\n\016McpServerState\022" +
-      " \n\034MCP_SERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP" +
-      "_SERVER_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVE" +
-      "R_STATE_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DO" +
-      "WN\020\0032\332\010\n\014AgentService\022B\n\007Execute\022\031.luosh" +
-      "o.v1.ExecuteRequest\032\032.luosho.v1.ExecuteR" +
-      "esponse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeRe" +
-      "quest\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Su" +
-      "bmitToolResult\022\".luosho.v1.SubmitToolRes" +
-      "ultRequest\032#.luosho.v1.SubmitToolResultR" +
-      "esponse\022=\n\006Cancel\022\030.luosho.v1.CancelRequ" +
-      "est\032\031.luosho.v1.CancelResponse\022I\n\nGetSes" +
-      "sion\022\034.luosho.v1.GetSessionRequest\032\035.luo" +
-      "sho.v1.GetSessionResponse\022O\n\014ListSession" +
-      "s\022\036.luosho.v1.ListSessionsRequest\032\037.luos" +
-      "ho.v1.ListSessionsResponse\022R\n\rDeleteSess" +
-      "ion\022\037.luosho.v1.DeleteSessionRequest\032 .l" +
-      "uosho.v1.DeleteSessionResponse\022B\n\007Resolv" +
-      "e\022\031.luosho.v1.ResolveRequest\032\032.luosho.v1" +
-      ".ResolveResponse0\001\022R\n\rListApprovals\022\037.lu" +
-      "osho.v1.ListApprovalsRequest\032 .luosho.v1" +
-      ".ListApprovalsResponse\022@\n\007History\022\031.luos" +
-      "ho.v1.HistoryRequest\032\032.luosho.v1.History" +
-      "Response\0227\n\004Fork\022\026.luosho.v1.ForkRequest" +
-      "\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022\031.l" +
-      "uosho.v1.CompareRequest\032\032.luosho.v1.Comp" +
-      "areResponse\022<\n\005Watch\022\027.luosho.v1.WatchRe" +
-      "quest\032\030.luosho.v1.WatchResponse0\001\022U\n\016Lis" +
-      "tMcpServers\022 .luosho.v1.ListMcpServersRe" +
-      "quest\032!.luosho.v1.ListMcpServersResponse" +
-      "\022O\n\014DequeueInput\022\036.luosho.v1.DequeueInpu" +
-      "tRequest\032\037.luosho.v1.DequeueInputRespons" +
-      "eB\035\n\rdev.luosho.v1B\nAgentProtoP\001b\006proto3"
+      "\023\n\021_destructive_hint\"U\n\016CompactRequest\022\022" +
+      "\n\nsession_id\030\001 \001(\t\022/\n\010strategy\030\002 \001(\0162\035.l" +
+      "uosho.v1.CompactionStrategy\"O\n\017CompactRe" +
+      "sponse\022\021\n\tcompacted\030\001 \001(\010\022)\n\ncheckpoint\030" +
+      "\002 \001(\0132\025.luosho.v1.Checkpoint*\220\034\n\013ErrorRe" +
+      "ason\022\034\n\030ERROR_REASON_UNSPECIFIED\020\000\022\031\n\025ER" +
+      "ROR_REASON_INTERNAL\020\001\022!\n\035ERROR_REASON_IN" +
+      "VALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_PAYLOAD" +
+      "_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHECKPOINT_" +
+      "NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPROVAL_NOT" +
+      "_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_EXISTS\020" +
+      "\006\022$\n ERROR_REASON_EVENTS_OUT_OF_RANGE\020\007\022" +
+      "$\n ERROR_REASON_TOOL_CALL_NOT_FOUND\020\010\022&\n" +
+      "\"ERROR_REASON_TOOL_CALL_NOT_PENDING\020\t\022*\n" +
+      "&ERROR_REASON_SESSION_AWAITING_APPROVAL\020" +
+      "\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$\n ERROR" +
+      "_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031ERROR_R" +
+      "EASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REASON_LEA" +
+      "SE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDER_ERROR" +
+      "\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJECTED\020\020\022\036" +
+      "\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n\032ERROR_" +
+      "REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_REASON_D" +
+      "AEMON_OVERLOADED\020\023\022 \n\034ERROR_REASON_UNAUT" +
+      "HENTICATED\020\024\022\"\n\036ERROR_REASON_STORE_UNAVA" +
+      "ILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FULL\020\026\022\037\n" +
+      "\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_" +
+      "REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERROR_REAS" +
+      "ON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REASON_TOKE" +
+      "N_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_NOT_ALL" +
+      "OWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQUIRED\020(\022" +
+      "(\n$ERROR_REASON_DUPLICATE_SUBAGENT_NAME\020" +
+      ")\022$\n ERROR_REASON_DUPLICATE_TOOL_NAME\020*\022" +
+      "$\n ERROR_REASON_IF_BUSY_UNSUPPORTED\020+\022\037\n" +
+      "\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n ERROR_" +
+      "REASON_INVALID_APPROVAL_ID\020-\022)\n%ERROR_RE" +
+      "ASON_INVALID_APPROVAL_TIMEOUT\020.\022%\n!ERROR" +
+      "_REASON_INVALID_DRIFT_POLICY\020/\022&\n\"ERROR_" +
+      "REASON_INVALID_HISTORY_LIMIT\0200\022\033\n\027ERROR_" +
+      "REASON_INVALID_ID\0201\022 \n\034ERROR_REASON_INVA" +
+      "LID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INVALID_JS" +
+      "ON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_STEPS\0204" +
+      "\022$\n ERROR_REASON_INVALID_MCP_SERVERS\0205\022 " +
+      "\n\034ERROR_REASON_INVALID_MESSAGE\0206\022\036\n\032ERRO" +
+      "R_REASON_INVALID_MODEL\0207\022\'\n#ERROR_REASON" +
+      "_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERROR_REASO" +
+      "N_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_REASON_IN" +
+      "VALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASON_INVAL" +
+      "ID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_INVALID_" +
+      "SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_SESSION" +
+      "_ID\020=\022\037\n\033ERROR_REASON_INVALID_STATUS\020>\022!" +
+      "\n\035ERROR_REASON_INVALID_SUBAGENT\020?\022&\n\"ERR" +
+      "OR_REASON_INVALID_SUBAGENT_NAME\020@\022%\n!ERR" +
+      "OR_REASON_INVALID_TOOL_CALL_ID\020A\022)\n%ERRO" +
+      "R_REASON_INVALID_TOOL_CONCURRENCY\020B\022\"\n\036E" +
+      "RROR_REASON_INVALID_TOOL_NAME\020C\022$\n ERROR",
+      "_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!ERROR_R" +
+      "EASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034ERROR_RE" +
+      "ASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_REASON_S" +
+      "UBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERROR_REAS" +
+      "ON_SUBAGENT_DESCRIPTION_REQUIRED\020H\022.\n*ER" +
+      "ROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG" +
+      "\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_TOO_LAR" +
+      "GE\020J\022(\n$ERROR_REASON_SUBAGENT_TASK_NOT_F" +
+      "OUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_CLASH\020L" +
+      "\022)\n%ERROR_REASON_TOOL_RESULT_OUT_OF_ORDE" +
+      "R\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBAGENTS\020N" +
+      "\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERVER\020O\022!\n" +
+      "\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022\"\n\036ERRO" +
+      "R_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR_RE" +
+      "ASON_INVALID_RETENTION\020R\022 \n\034ERROR_REASON" +
+      "_INVALID_REQUEST\020d\022\'\n#ERROR_REASON_UNSUP" +
+      "PORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REASON_NO_S" +
+      "UCH_ROUTE\020f\022#\n\037ERROR_REASON_METHOD_NOT_A" +
+      "LLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT_ALLOWE" +
+      "D\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_MISMATCH" +
+      "\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INVALID\020j\022" +
+      "&\n\"ERROR_REASON_INVALID_LAST_EVENT_ID\020k\022" +
+      "%\n!ERROR_REASON_INVALID_KEEP_HISTORY\020l\022+" +
+      "\n\'ERROR_REASON_INVALID_INCLUDE_CHECKPOIN" +
+      "T\020m\022\"\n\036ERROR_REASON_INVALID_AFTER_SEQ\020n\022" +
+      "\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022%\n!ERRO" +
+      "R_REASON_INVALID_NEWEST_FIRST\020p\022+\n\'ERROR" +
+      "_REASON_INVALID_INCLUDE_TOTAL_SIZE\020q\022$\n " +
+      "ERROR_REASON_RECONCILE_NOT_ASKED\020x\022*\n&ER" +
+      "ROR_REASON_INVALID_RECONCILE_OUTCOME\020y\022\037" +
+      "\n\033ERROR_REASON_INVALID_LIMITS\020}\022)\n%ERROR" +
+      "_REASON_COST_LIMIT_WITHOUT_PRICE\020~\022)\n$ER" +
+      "ROR_REASON_INVALID_COSTLIEST_FIRST\020\202\001\022\'\n" +
+      "\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\020\226\001\022!" +
+      "\n\034ERROR_REASON_ANSWER_REQUIRED\020\233\001\022$\n\037ERR" +
+      "OR_REASON_ANSWER_NOT_ALLOWED\020\234\001\022)\n$ERROR" +
+      "_REASON_INVALID_FALLBACK_MODELS\020\221\001\022#\n\036ER" +
+      "ROR_REASON_INVALID_REASONING\020\240\001\022(\n#ERROR" +
+      "_REASON_CONTEXT_WINDOW_UNKNOWN\020\245\001\022$\n\037ERR" +
+      "OR_REASON_INVALID_COMPACTION\020\246\001*_\n\004Role\022" +
+      "\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r" +
+      "\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROL" +
+      "E_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_D" +
+      "RIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT" +
+      "_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERR" +
+      "OR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020" +
+      "CheckpointStatus\022!\n\035CHECKPOINT_STATUS_UN" +
+      "SPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROG" +
+      "RESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APP" +
+      "ROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*" +
+      "\214\002\n\014FinishReason\022\035\n\031FINISH_REASON_UNSPEC" +
+      "IFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINIS" +
+      "H_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_AB" +
+      "ORTED\020\003\022#\n\037FINISH_REASON_AWAITING_APPROV" +
+      "AL\020\004\022!\n\035FINISH_REASON_BUDGET_EXCEEDED\020\005\022" +
+      "#\n\037FINISH_REASON_DEADLINE_EXCEEDED\020\006\022 \n\034" +
+      "FINISH_REASON_OUTPUT_INVALID\020\007*\231\001\n\022Compa" +
+      "ctionStrategy\022#\n\037COMPACTION_STRATEGY_UNS" +
+      "PECIFIED\020\000\022\035\n\031COMPACTION_STRATEGY_PRUNE\020" +
+      "\001\022!\n\035COMPACTION_STRATEGY_SUMMARIZE\020\002\022\034\n\030" +
+      "COMPACTION_STRATEGY_BOTH\020\003*\177\n\nMcpRetryOn" +
+      "\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RE" +
+      "TRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAIL" +
+      "ABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013M" +
+      "cpApproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000" +
+      "\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_" +
+      "UNGATE\020\002*e\n\014ApprovalKind\022\035\n\031APPROVAL_KIN" +
+      "D_UNSPECIFIED\020\000\022\032\n\026APPROVAL_KIND_APPROVA" +
+      "L\020\001\022\032\n\026APPROVAL_KIND_QUESTION\020\002*a\n\007RunMo" +
+      "de\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE" +
+      "_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MOD" +
+      "E_RESUME\020\003*\223\001\n\020ReconcileOutcome\022!\n\035RECON" +
+      "CILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026RECONCILE_" +
+      "OUTCOME_DONE\020\001\022!\n\035RECONCILE_OUTCOME_NOT_" +
+      "STARTED\020\002\022\035\n\031RECONCILE_OUTCOME_UNKNOWN\020\003" +
+      "*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPEC" +
+      "IFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOO" +
+      "L_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY" +
+      "_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF" +
+      "_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024" +
+      "\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n" +
+      "\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_" +
+      "OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUP" +
+      "LICATE\020\002*^\n\014McpTransport\022\035\n\031MCP_TRANSPOR" +
+      "T_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001" +
+      "\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016McpServerSt" +
+      "ate\022 \n\034MCP_SERVER_STATE_UNSPECIFIED\020\000\022 \n" +
+      "\034MCP_SERVER_STATE_NOT_STARTED\020\001\022\034\n\030MCP_S" +
+      "ERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SERVER_STAT" +
+      "E_DOWN\020\0032\234\t\n\014AgentService\022B\n\007Execute\022\031.l" +
+      "uosho.v1.ExecuteRequest\032\032.luosho.v1.Exec" +
+      "uteResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resu" +
+      "meRequest\032\031.luosho.v1.ResumeResponse0\001\022[" +
+      "\n\020SubmitToolResult\022\".luosho.v1.SubmitToo" +
+      "lResultRequest\032#.luosho.v1.SubmitToolRes" +
+      "ultResponse\022=\n\006Cancel\022\030.luosho.v1.Cancel" +
+      "Request\032\031.luosho.v1.CancelResponse\022I\n\nGe" +
+      "tSession\022\034.luosho.v1.GetSessionRequest\032\035" +
+      ".luosho.v1.GetSessionResponse\022O\n\014ListSes" +
+      "sions\022\036.luosho.v1.ListSessionsRequest\032\037." +
+      "luosho.v1.ListSessionsResponse\022R\n\rDelete" +
+      "Session\022\037.luosho.v1.DeleteSessionRequest" +
+      "\032 .luosho.v1.DeleteSessionResponse\022B\n\007Re" +
+      "solve\022\031.luosho.v1.ResolveRequest\032\032.luosh" +
+      "o.v1.ResolveResponse0\001\022R\n\rListApprovals\022" +
+      "\037.luosho.v1.ListApprovalsRequest\032 .luosh" +
+      "o.v1.ListApprovalsResponse\022@\n\007History\022\031." +
+      "luosho.v1.HistoryRequest\032\032.luosho.v1.His" +
+      "toryResponse\0227\n\004Fork\022\026.luosho.v1.ForkReq" +
+      "uest\032\027.luosho.v1.ForkResponse\022@\n\007Compare" +
+      "\022\031.luosho.v1.CompareRequest\032\032.luosho.v1." +
+      "CompareResponse\022<\n\005Watch\022\027.luosho.v1.Wat" +
+      "chRequest\032\030.luosho.v1.WatchResponse0\001\022U\n" +
+      "\016ListMcpServers\022 .luosho.v1.ListMcpServe" +
+      "rsRequest\032!.luosho.v1.ListMcpServersResp" +
+      "onse\022O\n\014DequeueInput\022\036.luosho.v1.Dequeue" +
+      "InputRequest\032\037.luosho.v1.DequeueInputRes" +
+      "ponse\022@\n\007Compact\022\031.luosho.v1.CompactRequ" +
+      "est\032\032.luosho.v1.CompactResponseB\035\n\rdev.l" +
+      "uosho.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -960,87 +1022,99 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentSpec_descriptor,
-        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", "FallbackModels", "OutputSchemaJson", "Reasoning", });
+        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", "FallbackModels", "OutputSchemaJson", "Reasoning", "Compaction", });
     internal_static_luosho_v1_Reasoning_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_luosho_v1_Reasoning_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Reasoning_descriptor,
         new java.lang.String[] { "Effort", "BudgetTokens", });
-    internal_static_luosho_v1_Limits_descriptor =
+    internal_static_luosho_v1_Compaction_descriptor =
       getDescriptor().getMessageType(3);
+    internal_static_luosho_v1_Compaction_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_Compaction_descriptor,
+        new java.lang.String[] { "Threshold", "ProtectTokens", "Strategy", "Model", "ModelSettingsJson", });
+    internal_static_luosho_v1_CompactionState_descriptor =
+      getDescriptor().getMessageType(4);
+    internal_static_luosho_v1_CompactionState_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CompactionState_descriptor,
+        new java.lang.String[] { "PrunedBefore", "SummarizedBefore", "Summary", "Version", "Count", });
+    internal_static_luosho_v1_Limits_descriptor =
+      getDescriptor().getMessageType(5);
     internal_static_luosho_v1_Limits_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Limits_descriptor,
         new java.lang.String[] { "Run", "Session", "CountPausedTime", });
     internal_static_luosho_v1_Budget_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(6);
     internal_static_luosho_v1_Budget_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Budget_descriptor,
         new java.lang.String[] { "InputTokens", "OutputTokens", "TotalTokens", "CostUsd", "ModelCalls", "WallClockMs", });
     internal_static_luosho_v1_SubAgent_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(7);
     internal_static_luosho_v1_SubAgent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubAgent_descriptor,
         new java.lang.String[] { "Name", "Description", "Agent", });
     internal_static_luosho_v1_SubAgentTag_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(8);
     internal_static_luosho_v1_SubAgentTag_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubAgentTag_descriptor,
         new java.lang.String[] { "Name", "Depth", "Path", "TaskId", });
     internal_static_luosho_v1_McpServerUse_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(9);
     internal_static_luosho_v1_McpServerUse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServerUse_descriptor,
         new java.lang.String[] { "Name", "AllowTools", "TimeoutMs", "Retry", "ToolOverrides", });
     internal_static_luosho_v1_McpRetryPolicy_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(10);
     internal_static_luosho_v1_McpRetryPolicy_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpRetryPolicy_descriptor,
         new java.lang.String[] { "Attempts", "BackoffMs", "RetryOn", });
     internal_static_luosho_v1_McpToolOverride_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(11);
     internal_static_luosho_v1_McpToolOverride_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpToolOverride_descriptor,
         new java.lang.String[] { "Tool", "Approval", "TimeoutMs", "Retry", });
     internal_static_luosho_v1_ToolCall_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(12);
     internal_static_luosho_v1_ToolCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCall_descriptor,
         new java.lang.String[] { "Id", "Name", "ArgumentsJson", });
     internal_static_luosho_v1_Message_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(13);
     internal_static_luosho_v1_Message_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Message_descriptor,
-        new java.lang.String[] { "Role", "Content", "ToolCalls", "ToolCallId", "ToolName", "IsError", "Model", "Usage", "Reasoning", });
+        new java.lang.String[] { "Role", "Content", "ToolCalls", "ToolCallId", "ToolName", "IsError", "Model", "Usage", "Reasoning", "Pinned", });
     internal_static_luosho_v1_ReasoningBlock_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(14);
     internal_static_luosho_v1_ReasoningBlock_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ReasoningBlock_descriptor,
         new java.lang.String[] { "Provider", "RawJson", "Text", });
     internal_static_luosho_v1_Usage_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(15);
     internal_static_luosho_v1_Usage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Usage_descriptor,
         new java.lang.String[] { "PromptTokens", "CompletionTokens", "TotalTokens", "ModelCalls", "CostUsd", "CachedInputTokens", "CacheWriteTokens", "ReasoningTokens", });
     internal_static_luosho_v1_ToolCallRecord_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(16);
     internal_static_luosho_v1_ToolCallRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRecord_descriptor,
         new java.lang.String[] { "Call", "Step", "ResultJson", "IsError", "Attempts", });
     internal_static_luosho_v1_AgentFingerprint_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(17);
     internal_static_luosho_v1_AgentFingerprint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentFingerprint_descriptor,
@@ -1052,11 +1126,11 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
         internal_static_luosho_v1_AgentFingerprint_ToolSchemaHashesEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_Checkpoint_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(18);
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Attempts", "Tasks", "RunStartedAt", "RunPausedMs", "SessionStartedAt", "SessionPausedMs", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Attempts", "Tasks", "RunStartedAt", "RunPausedMs", "SessionStartedAt", "SessionPausedMs", "Compaction", });
     internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor =
       internal_static_luosho_v1_Checkpoint_descriptor.getNestedType(0);
     internal_static_luosho_v1_Checkpoint_AttemptsEntry_fieldAccessorTable = new
@@ -1064,217 +1138,229 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
         internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_SubAgentState_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(19);
     internal_static_luosho_v1_SubAgentState_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubAgentState_descriptor,
         new java.lang.String[] { "CallId", "Name", "Depth", "Path", "TaskId", "Messages", "StepIndex", "Usage", "Fingerprint", });
     internal_static_luosho_v1_Approval_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(20);
     internal_static_luosho_v1_Approval_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Approval_descriptor,
         new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", "SubagentPath", "Kind", "Question", });
     internal_static_luosho_v1_HistoryEntry_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(21);
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryEntry_descriptor,
-        new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", "Model", "Usage", "TotalUsage", "Chain", });
+        new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", "Model", "Usage", "TotalUsage", "Chain", "Compaction", });
     internal_static_luosho_v1_SessionSummary_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(22);
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
         new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", "TotalUsage", });
     internal_static_luosho_v1_Event_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(23);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "ApprovalResolved", "BudgetExceeded", "ToolReconcile", "ProviderRetry", "ProviderFallback", "ReasoningDelta", "Subagent", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "ApprovalResolved", "BudgetExceeded", "ToolReconcile", "ProviderRetry", "ProviderFallback", "ReasoningDelta", "CompactionStart", "CompactionDone", "Subagent", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(24);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunStart_descriptor,
         new java.lang.String[] { "Mode", "StepIndex", "Fingerprint", "RequestId", });
     internal_static_luosho_v1_ApprovalResolved_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(25);
     internal_static_luosho_v1_ApprovalResolved_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalResolved_descriptor,
         new java.lang.String[] { "ApprovalId", "ToolCallId", "ToolName", "Approved", "Note", "DecidedBy", "Expired", "Answer", });
     internal_static_luosho_v1_StepStart_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(26);
     internal_static_luosho_v1_StepStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepStart_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_ModelTurn_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(27);
     internal_static_luosho_v1_ModelTurn_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelTurn_descriptor,
         new java.lang.String[] { "Step", "Message", "Usage", });
     internal_static_luosho_v1_ToolCallRequested_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(28);
     internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRequested_descriptor,
         new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", "Attempt", "Reconciled", });
     internal_static_luosho_v1_ToolReconcile_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_ToolReconcile_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolReconcile_descriptor,
         new java.lang.String[] { "Step", "Call", "Attempt", "TimeoutMs", });
     internal_static_luosho_v1_ToolRetry_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_ToolRetry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolRetry_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ProviderRetry_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_ProviderRetry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ProviderRetry_descriptor,
         new java.lang.String[] { "Step", "Model", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ProviderFallback_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_ProviderFallback_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ProviderFallback_descriptor,
         new java.lang.String[] { "Step", "FromModel", "ToModel", "Error", "Reason", "ErrorType", });
     internal_static_luosho_v1_ToolResult_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_ReasoningDelta_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_ReasoningDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ReasoningDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_BudgetExceeded_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_BudgetExceeded_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_BudgetExceeded_descriptor,
         new java.lang.String[] { "Scope", "Limit", "Value", "Used", "WorstCase", "Usage", "Path", });
+    internal_static_luosho_v1_CompactionStart_descriptor =
+      getDescriptor().getMessageType(40);
+    internal_static_luosho_v1_CompactionStart_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CompactionStart_descriptor,
+        new java.lang.String[] { "Step", "Trigger", "Tokens", "ThresholdTokens", });
+    internal_static_luosho_v1_CompactionDone_descriptor =
+      getDescriptor().getMessageType(41);
+    internal_static_luosho_v1_CompactionDone_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CompactionDone_descriptor,
+        new java.lang.String[] { "Step", "Trigger", "TokensBefore", "TokensAfter", "Pruned", "Summarized", "Error", "SummaryModel", "Usage", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", "OutputJson", "OutputErrors", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", "RetentionMs", });
     internal_static_luosho_v1_QueuedInput_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_QueuedInput_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_QueuedInput_descriptor,
         new java.lang.String[] { "RequestId", "Input", "IfBusy", "Position", "EnqueuedAt", });
     internal_static_luosho_v1_InputQueued_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_InputQueued_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_InputQueued_descriptor,
         new java.lang.String[] { "RequestId", "Ahead", });
     internal_static_luosho_v1_DequeueInputRequest_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputRequest_descriptor,
         new java.lang.String[] { "SessionId", "RequestId", });
     internal_static_luosho_v1_DequeueInputResponse_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputResponse_descriptor,
         new java.lang.String[] { "Removed", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", "Reconcile", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", "Attempt", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
@@ -1286,7 +1372,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
         internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_ModelFailure_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_ModelFailure_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelFailure_descriptor,
@@ -1298,161 +1384,173 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
         internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", "CostliestFirst", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", "TotalSize", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", "Answer", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(65);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(62);
+      getDescriptor().getMessageType(66);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(63);
+      getDescriptor().getMessageType(67);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(64);
+      getDescriptor().getMessageType(68);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(65);
+      getDescriptor().getMessageType(69);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(66);
+      getDescriptor().getMessageType(70);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(67);
+      getDescriptor().getMessageType(71);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(68);
+      getDescriptor().getMessageType(72);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(69);
+      getDescriptor().getMessageType(73);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", "Model", "Usage", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(70);
+      getDescriptor().getMessageType(74);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "ResultJson", "IsError", "TaskId", "TaskSteps", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(71);
+      getDescriptor().getMessageType(75);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(72);
+      getDescriptor().getMessageType(76);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(73);
+      getDescriptor().getMessageType(77);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(74);
+      getDescriptor().getMessageType(78);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(75);
+      getDescriptor().getMessageType(79);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(76);
+      getDescriptor().getMessageType(80);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(77);
+      getDescriptor().getMessageType(81);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(78);
+      getDescriptor().getMessageType(82);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(79);
+      getDescriptor().getMessageType(83);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,
         new java.lang.String[] { "Name", "Description", "InputSchemaJson", "ReadOnlyHint", "DestructiveHint", });
+    internal_static_luosho_v1_CompactRequest_descriptor =
+      getDescriptor().getMessageType(84);
+    internal_static_luosho_v1_CompactRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CompactRequest_descriptor,
+        new java.lang.String[] { "SessionId", "Strategy", });
+    internal_static_luosho_v1_CompactResponse_descriptor =
+      getDescriptor().getMessageType(85);
+    internal_static_luosho_v1_CompactResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CompactResponse_descriptor,
+        new java.lang.String[] { "Compacted", "Checkpoint", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
   }

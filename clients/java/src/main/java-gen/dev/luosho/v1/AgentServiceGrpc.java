@@ -481,6 +481,37 @@ public final class AgentServiceGrpc {
     return getDequeueInputMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.CompactRequest,
+      dev.luosho.v1.CompactResponse> getCompactMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Compact",
+      requestType = dev.luosho.v1.CompactRequest.class,
+      responseType = dev.luosho.v1.CompactResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.CompactRequest,
+      dev.luosho.v1.CompactResponse> getCompactMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.CompactRequest, dev.luosho.v1.CompactResponse> getCompactMethod;
+    if ((getCompactMethod = AgentServiceGrpc.getCompactMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCompactMethod = AgentServiceGrpc.getCompactMethod) == null) {
+          AgentServiceGrpc.getCompactMethod = getCompactMethod =
+              io.grpc.MethodDescriptor.<dev.luosho.v1.CompactRequest, dev.luosho.v1.CompactResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Compact"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.CompactRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.CompactResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Compact"))
+              .build();
+        }
+      }
+    }
+    return getCompactMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -703,6 +734,18 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<dev.luosho.v1.DequeueInputResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDequeueInputMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+     * allows: old tool results become a marker, then the oldest turns one summary. Refused
+     * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+     * </pre>
+     */
+    default void compact(dev.luosho.v1.CompactRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CompactResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCompactMethod(), responseObserver);
+    }
   }
 
   /**
@@ -910,6 +953,19 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getDequeueInputMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+     * allows: old tool results become a marker, then the oldest turns one summary. Refused
+     * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+     * </pre>
+     */
+    public void compact(dev.luosho.v1.CompactRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CompactResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCompactMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1095,6 +1151,18 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getDequeueInputMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+     * allows: old tool results become a marker, then the oldest turns one summary. Refused
+     * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+     * </pre>
+     */
+    public dev.luosho.v1.CompactResponse compact(dev.luosho.v1.CompactRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCompactMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1276,6 +1344,18 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getDequeueInputMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+     * allows: old tool results become a marker, then the oldest turns one summary. Refused
+     * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+     * </pre>
+     */
+    public dev.luosho.v1.CompactResponse compact(dev.luosho.v1.CompactRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCompactMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1422,6 +1502,19 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getDequeueInputMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Compact the session's transcript by hand (R85), as far as its agent's protected tail
+     * allows: old tool results become a marker, then the oldest turns one summary. Refused
+     * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.CompactResponse> compact(
+        dev.luosho.v1.CompactRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCompactMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_EXECUTE = 0;
@@ -1439,6 +1532,7 @@ public final class AgentServiceGrpc {
   private static final int METHODID_WATCH = 12;
   private static final int METHODID_LIST_MCP_SERVERS = 13;
   private static final int METHODID_DEQUEUE_INPUT = 14;
+  private static final int METHODID_COMPACT = 15;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1516,6 +1610,10 @@ public final class AgentServiceGrpc {
         case METHODID_DEQUEUE_INPUT:
           serviceImpl.dequeueInput((dev.luosho.v1.DequeueInputRequest) request,
               (io.grpc.stub.StreamObserver<dev.luosho.v1.DequeueInputResponse>) responseObserver);
+          break;
+        case METHODID_COMPACT:
+          serviceImpl.compact((dev.luosho.v1.CompactRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.CompactResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1640,6 +1738,13 @@ public final class AgentServiceGrpc {
               dev.luosho.v1.DequeueInputRequest,
               dev.luosho.v1.DequeueInputResponse>(
                 service, METHODID_DEQUEUE_INPUT)))
+        .addMethod(
+          getCompactMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.luosho.v1.CompactRequest,
+              dev.luosho.v1.CompactResponse>(
+                service, METHODID_COMPACT)))
         .build();
   }
 
@@ -1703,6 +1808,7 @@ public final class AgentServiceGrpc {
               .addMethod(getWatchMethod())
               .addMethod(getListMcpServersMethod())
               .addMethod(getDequeueInputMethod())
+              .addMethod(getCompactMethod())
               .build();
         }
       }

@@ -727,6 +727,50 @@ private static final long serialVersionUID = 0L;
     return reasoning_ == null ? dev.luosho.v1.Reasoning.getDefaultInstance() : reasoning_;
   }
 
+  public static final int COMPACTION_FIELD_NUMBER = 75;
+  private dev.luosho.v1.Compaction compaction_;
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   * @return Whether the compaction field is set.
+   */
+  @java.lang.Override
+  public boolean hasCompaction() {
+    return ((bitField0_ & 0x00000080) != 0);
+  }
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   * @return The compaction.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Compaction getCompaction() {
+    return compaction_ == null ? dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+  }
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionOrBuilder getCompactionOrBuilder() {
+    return compaction_ == null ? dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -788,6 +832,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(70, getReasoning());
+    }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      output.writeMessage(75, getCompaction());
     }
     getUnknownFields().writeTo(output);
   }
@@ -872,6 +919,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(70, getReasoning());
     }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(75, getCompaction());
+    }
     return size;
   }
   @java.lang.Override
@@ -948,6 +999,11 @@ private static final long serialVersionUID = 0L;
       if (!getReasoning()
           .equals(other.getReasoning())) return false;
     }
+    if (hasCompaction() != other.hasCompaction()) return false;
+    if (hasCompaction()) {
+      if (!getCompaction()
+          .equals(other.getCompaction())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1014,6 +1070,10 @@ private static final long serialVersionUID = 0L;
     if (hasReasoning()) {
       hash = (37 * hash) + REASONING_FIELD_NUMBER;
       hash = (53 * hash) + getReasoning().hashCode();
+    }
+    if (hasCompaction()) {
+      hash = (37 * hash) + COMPACTION_FIELD_NUMBER;
+      hash = (53 * hash) + getCompaction().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1154,6 +1214,7 @@ private static final long serialVersionUID = 0L;
         internalGetSubagentsFieldBuilder();
         internalGetLimitsFieldBuilder();
         internalGetReasoningFieldBuilder();
+        internalGetCompactionFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1202,6 +1263,11 @@ private static final long serialVersionUID = 0L;
       if (reasoningBuilder_ != null) {
         reasoningBuilder_.dispose();
         reasoningBuilder_ = null;
+      }
+      compaction_ = null;
+      if (compactionBuilder_ != null) {
+        compactionBuilder_.dispose();
+        compactionBuilder_ = null;
       }
       return this;
     }
@@ -1318,6 +1384,12 @@ private static final long serialVersionUID = 0L;
             ? reasoning_
             : reasoningBuilder_.build();
         to_bitField0_ |= 0x00000040;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.compaction_ = compactionBuilder_ == null
+            ? compaction_
+            : compactionBuilder_.build();
+        to_bitField0_ |= 0x00000080;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1466,6 +1538,9 @@ private static final long serialVersionUID = 0L;
       if (other.hasReasoning()) {
         mergeReasoning(other.getReasoning());
       }
+      if (other.hasCompaction()) {
+        mergeCompaction(other.getCompaction());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1600,6 +1675,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00008000;
               break;
             } // case 562
+            case 602: {
+              input.readMessage(
+                  internalGetCompactionFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 602
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3726,6 +3808,181 @@ private static final long serialVersionUID = 0L;
         reasoning_ = null;
       }
       return reasoningBuilder_;
+    }
+
+    private dev.luosho.v1.Compaction compaction_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Compaction, dev.luosho.v1.Compaction.Builder, dev.luosho.v1.CompactionOrBuilder> compactionBuilder_;
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     * @return Whether the compaction field is set.
+     */
+    public boolean hasCompaction() {
+      return ((bitField0_ & 0x00010000) != 0);
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     * @return The compaction.
+     */
+    public dev.luosho.v1.Compaction getCompaction() {
+      if (compactionBuilder_ == null) {
+        return compaction_ == null ? dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+      } else {
+        return compactionBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder setCompaction(dev.luosho.v1.Compaction value) {
+      if (compactionBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        compaction_ = value;
+      } else {
+        compactionBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder setCompaction(
+        dev.luosho.v1.Compaction.Builder builderForValue) {
+      if (compactionBuilder_ == null) {
+        compaction_ = builderForValue.build();
+      } else {
+        compactionBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder mergeCompaction(dev.luosho.v1.Compaction value) {
+      if (compactionBuilder_ == null) {
+        if (((bitField0_ & 0x00010000) != 0) &&
+          compaction_ != null &&
+          compaction_ != dev.luosho.v1.Compaction.getDefaultInstance()) {
+          getCompactionBuilder().mergeFrom(value);
+        } else {
+          compaction_ = value;
+        }
+      } else {
+        compactionBuilder_.mergeFrom(value);
+      }
+      if (compaction_ != null) {
+        bitField0_ |= 0x00010000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public Builder clearCompaction() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      compaction_ = null;
+      if (compactionBuilder_ != null) {
+        compactionBuilder_.dispose();
+        compactionBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public dev.luosho.v1.Compaction.Builder getCompactionBuilder() {
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return internalGetCompactionFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    public dev.luosho.v1.CompactionOrBuilder getCompactionOrBuilder() {
+      if (compactionBuilder_ != null) {
+        return compactionBuilder_.getMessageOrBuilder();
+      } else {
+        return compaction_ == null ?
+            dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
+      }
+    }
+    /**
+     * <pre>
+     * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+     * the threshold, old tool results become a marker, then the oldest turns one summary.
+     * Unset: never. Not part of the fingerprint.
+     * </pre>
+     *
+     * <code>.luosho.v1.Compaction compaction = 75;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Compaction, dev.luosho.v1.Compaction.Builder, dev.luosho.v1.CompactionOrBuilder> 
+        internalGetCompactionFieldBuilder() {
+      if (compactionBuilder_ == null) {
+        compactionBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Compaction, dev.luosho.v1.Compaction.Builder, dev.luosho.v1.CompactionOrBuilder>(
+                getCompaction(),
+                getParentForChildren(),
+                isClean());
+        compaction_ = null;
+      }
+      return compactionBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)

@@ -433,4 +433,37 @@ public interface AgentSpecOrBuilder extends
    * <code>.luosho.v1.Reasoning reasoning = 70;</code>
    */
   dev.luosho.v1.ReasoningOrBuilder getReasoningOrBuilder();
+
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   * @return Whether the compaction field is set.
+   */
+  boolean hasCompaction();
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   * @return The compaction.
+   */
+  dev.luosho.v1.Compaction getCompaction();
+  /**
+   * <pre>
+   * Compaction (docs/reference/rules.md R85): before a model call whose request passes
+   * the threshold, old tool results become a marker, then the oldest turns one summary.
+   * Unset: never. Not part of the fingerprint.
+   * </pre>
+   *
+   * <code>.luosho.v1.Compaction compaction = 75;</code>
+   */
+  dev.luosho.v1.CompactionOrBuilder getCompactionOrBuilder();
 }

@@ -126,7 +126,7 @@ public enum ApprovalKind
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(7);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(8);
   }
 
   private static final ApprovalKind[] VALUES = values();

@@ -1041,6 +1041,44 @@ private static final long serialVersionUID = 0L;
     return sessionPausedMs_;
   }
 
+  public static final int COMPACTION_FIELD_NUMBER = 70;
+  private dev.luosho.v1.CompactionState compaction_;
+  /**
+   * <pre>
+   * R85: what compaction made of `messages` for the model; unset: never compacted.
+   * </pre>
+   *
+   * <code>.luosho.v1.CompactionState compaction = 70;</code>
+   * @return Whether the compaction field is set.
+   */
+  @java.lang.Override
+  public boolean hasCompaction() {
+    return ((bitField0_ & 0x00000200) != 0);
+  }
+  /**
+   * <pre>
+   * R85: what compaction made of `messages` for the model; unset: never compacted.
+   * </pre>
+   *
+   * <code>.luosho.v1.CompactionState compaction = 70;</code>
+   * @return The compaction.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionState getCompaction() {
+    return compaction_ == null ? dev.luosho.v1.CompactionState.getDefaultInstance() : compaction_;
+  }
+  /**
+   * <pre>
+   * R85: what compaction made of `messages` for the model; unset: never compacted.
+   * </pre>
+   *
+   * <code>.luosho.v1.CompactionState compaction = 70;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionStateOrBuilder getCompactionOrBuilder() {
+    return compaction_ == null ? dev.luosho.v1.CompactionState.getDefaultInstance() : compaction_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1130,6 +1168,9 @@ private static final long serialVersionUID = 0L;
         internalGetAttempts(),
         AttemptsDefaultEntryHolder.defaultEntry,
         60);
+    if (((bitField0_ & 0x00000200) != 0)) {
+      output.writeMessage(70, getCompaction());
+    }
     for (int i = 0; i < tasks_.size(); i++) {
       output.writeMessage(95, tasks_.get(i));
     }
@@ -1255,6 +1296,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(60, attempts__);
     }
+    if (((bitField0_ & 0x00000200) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(70, getCompaction());
+    }
 
         {
           final int count = tasks_.size();
@@ -1363,6 +1408,11 @@ private static final long serialVersionUID = 0L;
     }
     if (getSessionPausedMs()
         != other.getSessionPausedMs()) return false;
+    if (hasCompaction() != other.hasCompaction()) return false;
+    if (hasCompaction()) {
+      if (!getCompaction()
+          .equals(other.getCompaction())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1457,6 +1507,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SESSION_PAUSED_MS_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getSessionPausedMs());
+    if (hasCompaction()) {
+      hash = (37 * hash) + COMPACTION_FIELD_NUMBER;
+      hash = (53 * hash) + getCompaction().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1627,6 +1681,7 @@ private static final long serialVersionUID = 0L;
         internalGetTasksFieldBuilder();
         internalGetRunStartedAtFieldBuilder();
         internalGetSessionStartedAtFieldBuilder();
+        internalGetCompactionFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1724,6 +1779,11 @@ private static final long serialVersionUID = 0L;
         sessionStartedAtBuilder_ = null;
       }
       sessionPausedMs_ = 0L;
+      compaction_ = null;
+      if (compactionBuilder_ != null) {
+        compactionBuilder_.dispose();
+        compactionBuilder_ = null;
+      }
       return this;
     }
 
@@ -1894,6 +1954,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x01000000) != 0)) {
         result.sessionPausedMs_ = sessionPausedMs_;
+      }
+      if (((from_bitField0_ & 0x02000000) != 0)) {
+        result.compaction_ = compactionBuilder_ == null
+            ? compaction_
+            : compactionBuilder_.build();
+        to_bitField0_ |= 0x00000200;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -2108,6 +2174,9 @@ private static final long serialVersionUID = 0L;
       if (other.getSessionPausedMs() != 0L) {
         setSessionPausedMs(other.getSessionPausedMs());
       }
+      if (other.hasCompaction()) {
+        mergeCompaction(other.getCompaction());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -2308,6 +2377,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00080000;
               break;
             } // case 482
+            case 562: {
+              input.readMessage(
+                  internalGetCompactionFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x02000000;
+              break;
+            } // case 562
             case 762: {
               dev.luosho.v1.SubAgentState m =
                   input.readMessage(
@@ -5921,6 +5997,163 @@ private static final long serialVersionUID = 0L;
       sessionPausedMs_ = 0L;
       onChanged();
       return this;
+    }
+
+    private dev.luosho.v1.CompactionState compaction_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.CompactionState, dev.luosho.v1.CompactionState.Builder, dev.luosho.v1.CompactionStateOrBuilder> compactionBuilder_;
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     * @return Whether the compaction field is set.
+     */
+    public boolean hasCompaction() {
+      return ((bitField0_ & 0x02000000) != 0);
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     * @return The compaction.
+     */
+    public dev.luosho.v1.CompactionState getCompaction() {
+      if (compactionBuilder_ == null) {
+        return compaction_ == null ? dev.luosho.v1.CompactionState.getDefaultInstance() : compaction_;
+      } else {
+        return compactionBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     */
+    public Builder setCompaction(dev.luosho.v1.CompactionState value) {
+      if (compactionBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        compaction_ = value;
+      } else {
+        compactionBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x02000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     */
+    public Builder setCompaction(
+        dev.luosho.v1.CompactionState.Builder builderForValue) {
+      if (compactionBuilder_ == null) {
+        compaction_ = builderForValue.build();
+      } else {
+        compactionBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x02000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     */
+    public Builder mergeCompaction(dev.luosho.v1.CompactionState value) {
+      if (compactionBuilder_ == null) {
+        if (((bitField0_ & 0x02000000) != 0) &&
+          compaction_ != null &&
+          compaction_ != dev.luosho.v1.CompactionState.getDefaultInstance()) {
+          getCompactionBuilder().mergeFrom(value);
+        } else {
+          compaction_ = value;
+        }
+      } else {
+        compactionBuilder_.mergeFrom(value);
+      }
+      if (compaction_ != null) {
+        bitField0_ |= 0x02000000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     */
+    public Builder clearCompaction() {
+      bitField0_ = (bitField0_ & ~0x02000000);
+      compaction_ = null;
+      if (compactionBuilder_ != null) {
+        compactionBuilder_.dispose();
+        compactionBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     */
+    public dev.luosho.v1.CompactionState.Builder getCompactionBuilder() {
+      bitField0_ |= 0x02000000;
+      onChanged();
+      return internalGetCompactionFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     */
+    public dev.luosho.v1.CompactionStateOrBuilder getCompactionOrBuilder() {
+      if (compactionBuilder_ != null) {
+        return compactionBuilder_.getMessageOrBuilder();
+      } else {
+        return compaction_ == null ?
+            dev.luosho.v1.CompactionState.getDefaultInstance() : compaction_;
+      }
+    }
+    /**
+     * <pre>
+     * R85: what compaction made of `messages` for the model; unset: never compacted.
+     * </pre>
+     *
+     * <code>.luosho.v1.CompactionState compaction = 70;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.CompactionState, dev.luosho.v1.CompactionState.Builder, dev.luosho.v1.CompactionStateOrBuilder> 
+        internalGetCompactionFieldBuilder() {
+      if (compactionBuilder_ == null) {
+        compactionBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.CompactionState, dev.luosho.v1.CompactionState.Builder, dev.luosho.v1.CompactionStateOrBuilder>(
+                getCompaction(),
+                getParentForChildren(),
+                isClean());
+        compaction_ = null;
+      }
+      return compactionBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)

@@ -610,4 +610,31 @@ public interface CheckpointOrBuilder extends
    * @return The sessionPausedMs.
    */
   long getSessionPausedMs();
+
+  /**
+   * <pre>
+   * R85: what compaction made of `messages` for the model; unset: never compacted.
+   * </pre>
+   *
+   * <code>.luosho.v1.CompactionState compaction = 70;</code>
+   * @return Whether the compaction field is set.
+   */
+  boolean hasCompaction();
+  /**
+   * <pre>
+   * R85: what compaction made of `messages` for the model; unset: never compacted.
+   * </pre>
+   *
+   * <code>.luosho.v1.CompactionState compaction = 70;</code>
+   * @return The compaction.
+   */
+  dev.luosho.v1.CompactionState getCompaction();
+  /**
+   * <pre>
+   * R85: what compaction made of `messages` for the model; unset: never compacted.
+   * </pre>
+   *
+   * <code>.luosho.v1.CompactionState compaction = 70;</code>
+   */
+  dev.luosho.v1.CompactionStateOrBuilder getCompactionOrBuilder();
 }

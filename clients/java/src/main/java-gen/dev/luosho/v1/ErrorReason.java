@@ -551,6 +551,24 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_REASONING = 160;</code>
    */
   ERROR_REASON_INVALID_REASONING(160),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: the agent has compaction and its model's context window is not in
+   * the daemon's configuration ([providers.NAME.context_windows]).
+   * </pre>
+   *
+   * <code>ERROR_REASON_CONTEXT_WINDOW_UNKNOWN = 165;</code>
+   */
+  ERROR_REASON_CONTEXT_WINDOW_UNKNOWN(165),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
+   * protected tail, or a sub-agent has compaction (only the lead's transcript is).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
+   */
+  ERROR_REASON_INVALID_COMPACTION(166),
   UNRECOGNIZED(-1),
   ;
 
@@ -1094,6 +1112,24 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_REASONING = 160;</code>
    */
   public static final int ERROR_REASON_INVALID_REASONING_VALUE = 160;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: the agent has compaction and its model's context window is not in
+   * the daemon's configuration ([providers.NAME.context_windows]).
+   * </pre>
+   *
+   * <code>ERROR_REASON_CONTEXT_WINDOW_UNKNOWN = 165;</code>
+   */
+  public static final int ERROR_REASON_CONTEXT_WINDOW_UNKNOWN_VALUE = 165;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
+   * protected tail, or a sub-agent has compaction (only the lead's transcript is).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
+   */
+  public static final int ERROR_REASON_INVALID_COMPACTION_VALUE = 166;
 
 
   public final int getNumber() {
@@ -1215,6 +1251,8 @@ public enum ErrorReason
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
       case 160: return ERROR_REASON_INVALID_REASONING;
+      case 165: return ERROR_REASON_CONTEXT_WINDOW_UNKNOWN;
+      case 166: return ERROR_REASON_INVALID_COMPACTION;
       default: return null;
     }
   }

@@ -81,6 +81,8 @@ private static final long serialVersionUID = 0L;
     PROVIDER_RETRY(36),
     PROVIDER_FALLBACK(37),
     REASONING_DELTA(38),
+    COMPACTION_START(45),
+    COMPACTION_DONE(46),
     PAYLOAD_NOT_SET(0);
     private final int value;
     private PayloadCase(int value) {
@@ -116,6 +118,8 @@ private static final long serialVersionUID = 0L;
         case 36: return PROVIDER_RETRY;
         case 37: return PROVIDER_FALLBACK;
         case 38: return REASONING_DELTA;
+        case 45: return COMPACTION_START;
+        case 46: return COMPACTION_DONE;
         case 0: return PAYLOAD_NOT_SET;
         default: return null;
       }
@@ -863,6 +867,68 @@ private static final long serialVersionUID = 0L;
     return dev.luosho.v1.ReasoningDelta.getDefaultInstance();
   }
 
+  public static final int COMPACTION_START_FIELD_NUMBER = 45;
+  /**
+   * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+   * @return Whether the compactionStart field is set.
+   */
+  @java.lang.Override
+  public boolean hasCompactionStart() {
+    return payloadCase_ == 45;
+  }
+  /**
+   * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+   * @return The compactionStart.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionStart getCompactionStart() {
+    if (payloadCase_ == 45) {
+       return (dev.luosho.v1.CompactionStart) payload_;
+    }
+    return dev.luosho.v1.CompactionStart.getDefaultInstance();
+  }
+  /**
+   * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionStartOrBuilder getCompactionStartOrBuilder() {
+    if (payloadCase_ == 45) {
+       return (dev.luosho.v1.CompactionStart) payload_;
+    }
+    return dev.luosho.v1.CompactionStart.getDefaultInstance();
+  }
+
+  public static final int COMPACTION_DONE_FIELD_NUMBER = 46;
+  /**
+   * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+   * @return Whether the compactionDone field is set.
+   */
+  @java.lang.Override
+  public boolean hasCompactionDone() {
+    return payloadCase_ == 46;
+  }
+  /**
+   * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+   * @return The compactionDone.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionDone getCompactionDone() {
+    if (payloadCase_ == 46) {
+       return (dev.luosho.v1.CompactionDone) payload_;
+    }
+    return dev.luosho.v1.CompactionDone.getDefaultInstance();
+  }
+  /**
+   * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.CompactionDoneOrBuilder getCompactionDoneOrBuilder() {
+    if (payloadCase_ == 46) {
+       return (dev.luosho.v1.CompactionDone) payload_;
+    }
+    return dev.luosho.v1.CompactionDone.getDefaultInstance();
+  }
+
   public static final int SUBAGENT_FIELD_NUMBER = 40;
   private dev.luosho.v1.SubAgentTag subagent_;
   /**
@@ -990,6 +1056,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(40, getSubagent());
     }
+    if (payloadCase_ == 45) {
+      output.writeMessage(45, (dev.luosho.v1.CompactionStart) payload_);
+    }
+    if (payloadCase_ == 46) {
+      output.writeMessage(46, (dev.luosho.v1.CompactionDone) payload_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -1090,6 +1162,14 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(40, getSubagent());
+    }
+    if (payloadCase_ == 45) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(45, (dev.luosho.v1.CompactionStart) payload_);
+    }
+    if (payloadCase_ == 46) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(46, (dev.luosho.v1.CompactionDone) payload_);
     }
     return size;
   }
@@ -1209,6 +1289,14 @@ private static final long serialVersionUID = 0L;
         if (!getReasoningDelta()
             .equals(other.getReasoningDelta())) return false;
         break;
+      case 45:
+        if (!getCompactionStart()
+            .equals(other.getCompactionStart())) return false;
+        break;
+      case 46:
+        if (!getCompactionDone()
+            .equals(other.getCompactionDone())) return false;
+        break;
       case 0:
       default:
     }
@@ -1315,6 +1403,14 @@ private static final long serialVersionUID = 0L;
       case 38:
         hash = (37 * hash) + REASONING_DELTA_FIELD_NUMBER;
         hash = (53 * hash) + getReasoningDelta().hashCode();
+        break;
+      case 45:
+        hash = (37 * hash) + COMPACTION_START_FIELD_NUMBER;
+        hash = (53 * hash) + getCompactionStart().hashCode();
+        break;
+      case 46:
+        hash = (37 * hash) + COMPACTION_DONE_FIELD_NUMBER;
+        hash = (53 * hash) + getCompactionDone().hashCode();
         break;
       case 0:
       default:
@@ -1526,6 +1622,12 @@ private static final long serialVersionUID = 0L;
       if (reasoningDeltaBuilder_ != null) {
         reasoningDeltaBuilder_.clear();
       }
+      if (compactionStartBuilder_ != null) {
+        compactionStartBuilder_.clear();
+      }
+      if (compactionDoneBuilder_ != null) {
+        compactionDoneBuilder_.clear();
+      }
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -1589,7 +1691,7 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.replayed_ = replayed_;
       }
-      if (((from_bitField0_ & 0x01000000) != 0)) {
+      if (((from_bitField0_ & 0x04000000) != 0)) {
         result.subagent_ = subagentBuilder_ == null
             ? subagent_
             : subagentBuilder_.build();
@@ -1672,6 +1774,14 @@ private static final long serialVersionUID = 0L;
       if (payloadCase_ == 38 &&
           reasoningDeltaBuilder_ != null) {
         result.payload_ = reasoningDeltaBuilder_.build();
+      }
+      if (payloadCase_ == 45 &&
+          compactionStartBuilder_ != null) {
+        result.payload_ = compactionStartBuilder_.build();
+      }
+      if (payloadCase_ == 46 &&
+          compactionDoneBuilder_ != null) {
+        result.payload_ = compactionDoneBuilder_.build();
       }
     }
 
@@ -1785,6 +1895,14 @@ private static final long serialVersionUID = 0L;
         }
         case REASONING_DELTA: {
           mergeReasoningDelta(other.getReasoningDelta());
+          break;
+        }
+        case COMPACTION_START: {
+          mergeCompactionStart(other.getCompactionStart());
+          break;
+        }
+        case COMPACTION_DONE: {
+          mergeCompactionDone(other.getCompactionDone());
           break;
         }
         case PAYLOAD_NOT_SET: {
@@ -1979,9 +2097,23 @@ private static final long serialVersionUID = 0L;
               input.readMessage(
                   internalGetSubagentFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x01000000;
+              bitField0_ |= 0x04000000;
               break;
             } // case 322
+            case 362: {
+              input.readMessage(
+                  internalGetCompactionStartFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              payloadCase_ = 45;
+              break;
+            } // case 362
+            case 370: {
+              input.readMessage(
+                  internalGetCompactionDoneFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              payloadCase_ = 46;
+              break;
+            } // case 370
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4998,6 +5130,290 @@ private static final long serialVersionUID = 0L;
       return reasoningDeltaBuilder_;
     }
 
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.CompactionStart, dev.luosho.v1.CompactionStart.Builder, dev.luosho.v1.CompactionStartOrBuilder> compactionStartBuilder_;
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     * @return Whether the compactionStart field is set.
+     */
+    @java.lang.Override
+    public boolean hasCompactionStart() {
+      return payloadCase_ == 45;
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     * @return The compactionStart.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.CompactionStart getCompactionStart() {
+      if (compactionStartBuilder_ == null) {
+        if (payloadCase_ == 45) {
+          return (dev.luosho.v1.CompactionStart) payload_;
+        }
+        return dev.luosho.v1.CompactionStart.getDefaultInstance();
+      } else {
+        if (payloadCase_ == 45) {
+          return compactionStartBuilder_.getMessage();
+        }
+        return dev.luosho.v1.CompactionStart.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     */
+    public Builder setCompactionStart(dev.luosho.v1.CompactionStart value) {
+      if (compactionStartBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        payload_ = value;
+        onChanged();
+      } else {
+        compactionStartBuilder_.setMessage(value);
+      }
+      payloadCase_ = 45;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     */
+    public Builder setCompactionStart(
+        dev.luosho.v1.CompactionStart.Builder builderForValue) {
+      if (compactionStartBuilder_ == null) {
+        payload_ = builderForValue.build();
+        onChanged();
+      } else {
+        compactionStartBuilder_.setMessage(builderForValue.build());
+      }
+      payloadCase_ = 45;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     */
+    public Builder mergeCompactionStart(dev.luosho.v1.CompactionStart value) {
+      if (compactionStartBuilder_ == null) {
+        if (payloadCase_ == 45 &&
+            payload_ != dev.luosho.v1.CompactionStart.getDefaultInstance()) {
+          payload_ = dev.luosho.v1.CompactionStart.newBuilder((dev.luosho.v1.CompactionStart) payload_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          payload_ = value;
+        }
+        onChanged();
+      } else {
+        if (payloadCase_ == 45) {
+          compactionStartBuilder_.mergeFrom(value);
+        } else {
+          compactionStartBuilder_.setMessage(value);
+        }
+      }
+      payloadCase_ = 45;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     */
+    public Builder clearCompactionStart() {
+      if (compactionStartBuilder_ == null) {
+        if (payloadCase_ == 45) {
+          payloadCase_ = 0;
+          payload_ = null;
+          onChanged();
+        }
+      } else {
+        if (payloadCase_ == 45) {
+          payloadCase_ = 0;
+          payload_ = null;
+        }
+        compactionStartBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     */
+    public dev.luosho.v1.CompactionStart.Builder getCompactionStartBuilder() {
+      return internalGetCompactionStartFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.CompactionStartOrBuilder getCompactionStartOrBuilder() {
+      if ((payloadCase_ == 45) && (compactionStartBuilder_ != null)) {
+        return compactionStartBuilder_.getMessageOrBuilder();
+      } else {
+        if (payloadCase_ == 45) {
+          return (dev.luosho.v1.CompactionStart) payload_;
+        }
+        return dev.luosho.v1.CompactionStart.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.CompactionStart, dev.luosho.v1.CompactionStart.Builder, dev.luosho.v1.CompactionStartOrBuilder> 
+        internalGetCompactionStartFieldBuilder() {
+      if (compactionStartBuilder_ == null) {
+        if (!(payloadCase_ == 45)) {
+          payload_ = dev.luosho.v1.CompactionStart.getDefaultInstance();
+        }
+        compactionStartBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.CompactionStart, dev.luosho.v1.CompactionStart.Builder, dev.luosho.v1.CompactionStartOrBuilder>(
+                (dev.luosho.v1.CompactionStart) payload_,
+                getParentForChildren(),
+                isClean());
+        payload_ = null;
+      }
+      payloadCase_ = 45;
+      onChanged();
+      return compactionStartBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.CompactionDone, dev.luosho.v1.CompactionDone.Builder, dev.luosho.v1.CompactionDoneOrBuilder> compactionDoneBuilder_;
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     * @return Whether the compactionDone field is set.
+     */
+    @java.lang.Override
+    public boolean hasCompactionDone() {
+      return payloadCase_ == 46;
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     * @return The compactionDone.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.CompactionDone getCompactionDone() {
+      if (compactionDoneBuilder_ == null) {
+        if (payloadCase_ == 46) {
+          return (dev.luosho.v1.CompactionDone) payload_;
+        }
+        return dev.luosho.v1.CompactionDone.getDefaultInstance();
+      } else {
+        if (payloadCase_ == 46) {
+          return compactionDoneBuilder_.getMessage();
+        }
+        return dev.luosho.v1.CompactionDone.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     */
+    public Builder setCompactionDone(dev.luosho.v1.CompactionDone value) {
+      if (compactionDoneBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        payload_ = value;
+        onChanged();
+      } else {
+        compactionDoneBuilder_.setMessage(value);
+      }
+      payloadCase_ = 46;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     */
+    public Builder setCompactionDone(
+        dev.luosho.v1.CompactionDone.Builder builderForValue) {
+      if (compactionDoneBuilder_ == null) {
+        payload_ = builderForValue.build();
+        onChanged();
+      } else {
+        compactionDoneBuilder_.setMessage(builderForValue.build());
+      }
+      payloadCase_ = 46;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     */
+    public Builder mergeCompactionDone(dev.luosho.v1.CompactionDone value) {
+      if (compactionDoneBuilder_ == null) {
+        if (payloadCase_ == 46 &&
+            payload_ != dev.luosho.v1.CompactionDone.getDefaultInstance()) {
+          payload_ = dev.luosho.v1.CompactionDone.newBuilder((dev.luosho.v1.CompactionDone) payload_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          payload_ = value;
+        }
+        onChanged();
+      } else {
+        if (payloadCase_ == 46) {
+          compactionDoneBuilder_.mergeFrom(value);
+        } else {
+          compactionDoneBuilder_.setMessage(value);
+        }
+      }
+      payloadCase_ = 46;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     */
+    public Builder clearCompactionDone() {
+      if (compactionDoneBuilder_ == null) {
+        if (payloadCase_ == 46) {
+          payloadCase_ = 0;
+          payload_ = null;
+          onChanged();
+        }
+      } else {
+        if (payloadCase_ == 46) {
+          payloadCase_ = 0;
+          payload_ = null;
+        }
+        compactionDoneBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     */
+    public dev.luosho.v1.CompactionDone.Builder getCompactionDoneBuilder() {
+      return internalGetCompactionDoneFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.CompactionDoneOrBuilder getCompactionDoneOrBuilder() {
+      if ((payloadCase_ == 46) && (compactionDoneBuilder_ != null)) {
+        return compactionDoneBuilder_.getMessageOrBuilder();
+      } else {
+        if (payloadCase_ == 46) {
+          return (dev.luosho.v1.CompactionDone) payload_;
+        }
+        return dev.luosho.v1.CompactionDone.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.CompactionDone, dev.luosho.v1.CompactionDone.Builder, dev.luosho.v1.CompactionDoneOrBuilder> 
+        internalGetCompactionDoneFieldBuilder() {
+      if (compactionDoneBuilder_ == null) {
+        if (!(payloadCase_ == 46)) {
+          payload_ = dev.luosho.v1.CompactionDone.getDefaultInstance();
+        }
+        compactionDoneBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.CompactionDone, dev.luosho.v1.CompactionDone.Builder, dev.luosho.v1.CompactionDoneOrBuilder>(
+                (dev.luosho.v1.CompactionDone) payload_,
+                getParentForChildren(),
+                isClean());
+        payload_ = null;
+      }
+      payloadCase_ = 46;
+      onChanged();
+      return compactionDoneBuilder_;
+    }
+
     private dev.luosho.v1.SubAgentTag subagent_;
     private com.google.protobuf.SingleFieldBuilder<
         dev.luosho.v1.SubAgentTag, dev.luosho.v1.SubAgentTag.Builder, dev.luosho.v1.SubAgentTagOrBuilder> subagentBuilder_;
@@ -5010,7 +5426,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the subagent field is set.
      */
     public boolean hasSubagent() {
-      return ((bitField0_ & 0x01000000) != 0);
+      return ((bitField0_ & 0x04000000) != 0);
     }
     /**
      * <pre>
@@ -5043,7 +5459,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x01000000;
+      bitField0_ |= 0x04000000;
       onChanged();
       return this;
     }
@@ -5061,7 +5477,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x01000000;
+      bitField0_ |= 0x04000000;
       onChanged();
       return this;
     }
@@ -5074,7 +5490,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeSubagent(dev.luosho.v1.SubAgentTag value) {
       if (subagentBuilder_ == null) {
-        if (((bitField0_ & 0x01000000) != 0) &&
+        if (((bitField0_ & 0x04000000) != 0) &&
           subagent_ != null &&
           subagent_ != dev.luosho.v1.SubAgentTag.getDefaultInstance()) {
           getSubagentBuilder().mergeFrom(value);
@@ -5085,7 +5501,7 @@ private static final long serialVersionUID = 0L;
         subagentBuilder_.mergeFrom(value);
       }
       if (subagent_ != null) {
-        bitField0_ |= 0x01000000;
+        bitField0_ |= 0x04000000;
         onChanged();
       }
       return this;
@@ -5098,7 +5514,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public Builder clearSubagent() {
-      bitField0_ = (bitField0_ & ~0x01000000);
+      bitField0_ = (bitField0_ & ~0x04000000);
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -5115,7 +5531,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public dev.luosho.v1.SubAgentTag.Builder getSubagentBuilder() {
-      bitField0_ |= 0x01000000;
+      bitField0_ |= 0x04000000;
       onChanged();
       return internalGetSubagentFieldBuilder().getBuilder();
     }

@@ -353,6 +353,36 @@ public interface EventOrBuilder extends
   dev.luosho.v1.ReasoningDeltaOrBuilder getReasoningDeltaOrBuilder();
 
   /**
+   * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+   * @return Whether the compactionStart field is set.
+   */
+  boolean hasCompactionStart();
+  /**
+   * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+   * @return The compactionStart.
+   */
+  dev.luosho.v1.CompactionStart getCompactionStart();
+  /**
+   * <code>.luosho.v1.CompactionStart compaction_start = 45;</code>
+   */
+  dev.luosho.v1.CompactionStartOrBuilder getCompactionStartOrBuilder();
+
+  /**
+   * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+   * @return Whether the compactionDone field is set.
+   */
+  boolean hasCompactionDone();
+  /**
+   * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+   * @return The compactionDone.
+   */
+  dev.luosho.v1.CompactionDone getCompactionDone();
+  /**
+   * <code>.luosho.v1.CompactionDone compaction_done = 46;</code>
+   */
+  dev.luosho.v1.CompactionDoneOrBuilder getCompactionDoneOrBuilder();
+
+  /**
    * <pre>
    * Set on every event a sub-agent causes (R58); unset on the lead's.
    * </pre>

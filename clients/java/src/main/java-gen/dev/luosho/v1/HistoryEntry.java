@@ -337,6 +337,22 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int COMPACTION_FIELD_NUMBER = 20;
+  private boolean compaction_ = false;
+  /**
+   * <pre>
+   * R85: this save recorded a compaction (its own entry; the entries before it hold the
+   * transcript as the model saw it before).
+   * </pre>
+   *
+   * <code>bool compaction = 20;</code>
+   * @return The compaction.
+   */
+  @java.lang.Override
+  public boolean getCompaction() {
+    return compaction_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -381,6 +397,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(chain_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 10, chain_);
     }
+    if (compaction_ != false) {
+      output.writeBool(20, compaction_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -422,6 +441,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(chain_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(10, chain_);
+    }
+    if (compaction_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(20, compaction_);
     }
     return size;
   }
@@ -478,6 +501,8 @@ private static final long serialVersionUID = 0L;
     }
     if (!getChain()
         .equals(other.getChain())) return false;
+    if (getCompaction()
+        != other.getCompaction()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -518,6 +543,9 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + CHAIN_FIELD_NUMBER;
     hash = (53 * hash) + getChain().hashCode();
+    hash = (37 * hash) + COMPACTION_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getCompaction());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -688,6 +716,7 @@ private static final long serialVersionUID = 0L;
         totalUsageBuilder_ = null;
       }
       chain_ = "";
+      compaction_ = false;
       return this;
     }
 
@@ -764,6 +793,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000200) != 0)) {
         result.chain_ = chain_;
       }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.compaction_ = compaction_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -812,6 +844,9 @@ private static final long serialVersionUID = 0L;
         chain_ = other.chain_;
         bitField0_ |= 0x00000200;
         onChanged();
+      }
+      if (other.getCompaction() != false) {
+        setCompaction(other.getCompaction());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -897,6 +932,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000200;
               break;
             } // case 82
+            case 160: {
+              compaction_ = input.readBool();
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 160
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1818,6 +1858,53 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       chain_ = value;
       bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+
+    private boolean compaction_ ;
+    /**
+     * <pre>
+     * R85: this save recorded a compaction (its own entry; the entries before it hold the
+     * transcript as the model saw it before).
+     * </pre>
+     *
+     * <code>bool compaction = 20;</code>
+     * @return The compaction.
+     */
+    @java.lang.Override
+    public boolean getCompaction() {
+      return compaction_;
+    }
+    /**
+     * <pre>
+     * R85: this save recorded a compaction (its own entry; the entries before it hold the
+     * transcript as the model saw it before).
+     * </pre>
+     *
+     * <code>bool compaction = 20;</code>
+     * @param value The compaction to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCompaction(boolean value) {
+
+      compaction_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R85: this save recorded a compaction (its own entry; the entries before it hold the
+     * transcript as the model saw it before).
+     * </pre>
+     *
+     * <code>bool compaction = 20;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCompaction() {
+      bitField0_ = (bitField0_ & ~0x00000400);
+      compaction_ = false;
       onChanged();
       return this;
     }

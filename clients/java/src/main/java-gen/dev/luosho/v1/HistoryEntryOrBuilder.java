@@ -170,4 +170,15 @@ public interface HistoryEntryOrBuilder extends
    */
   com.google.protobuf.ByteString
       getChainBytes();
+
+  /**
+   * <pre>
+   * R85: this save recorded a compaction (its own entry; the entries before it hold the
+   * transcript as the model saw it before).
+   * </pre>
+   *
+   * <code>bool compaction = 20;</code>
+   * @return The compaction.
+   */
+  boolean getCompaction();
 }

@@ -168,7 +168,7 @@ public enum IfBusy
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(11);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(12);
   }
 
   private static final IfBusy[] VALUES = values();

@@ -118,7 +118,7 @@ public enum McpApproval
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(6);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(7);
   }
 
   private static final McpApproval[] VALUES = values();

@@ -139,7 +139,7 @@ public enum McpRetryOn
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(5);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(6);
   }
 
   private static final McpRetryOn[] VALUES = values();

@@ -135,7 +135,7 @@ public enum McpServerState
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(14);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(15);
   }
 
   private static final McpServerState[] VALUES = values();

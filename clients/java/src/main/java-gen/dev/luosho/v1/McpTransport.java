@@ -126,7 +126,7 @@ public enum McpTransport
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(13);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(14);
   }
 
   private static final McpTransport[] VALUES = values();

@@ -420,6 +420,21 @@ private static final long serialVersionUID = 0L;
     return reasoning_.get(index);
   }
 
+  public static final int PINNED_FIELD_NUMBER = 15;
+  private boolean pinned_ = false;
+  /**
+   * <pre>
+   * Input user or system messages: compaction never summarizes this one away (R85).
+   * </pre>
+   *
+   * <code>bool pinned = 15;</code>
+   * @return The pinned.
+   */
+  @java.lang.Override
+  public boolean getPinned() {
+    return pinned_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -460,6 +475,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < reasoning_.size(); i++) {
       output.writeMessage(10, reasoning_.get(i));
+    }
+    if (pinned_ != false) {
+      output.writeBool(15, pinned_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -507,6 +525,10 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (pinned_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(15, pinned_);
+    }
     return size;
   }
   @java.lang.Override
@@ -551,6 +573,8 @@ private static final long serialVersionUID = 0L;
     }
     if (!getReasoningList()
         .equals(other.getReasoningList())) return false;
+    if (getPinned()
+        != other.getPinned()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -587,6 +611,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + REASONING_FIELD_NUMBER;
       hash = (53 * hash) + getReasoningList().hashCode();
     }
+    hash = (37 * hash) + PINNED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getPinned());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -751,6 +778,7 @@ private static final long serialVersionUID = 0L;
         reasoningBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000100);
+      pinned_ = false;
       return this;
     }
 
@@ -830,6 +858,9 @@ private static final long serialVersionUID = 0L;
             ? usage_
             : usageBuilder_.build();
         to_bitField0_ |= 0x00000001;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.pinned_ = pinned_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -927,6 +958,9 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (other.getPinned() != false) {
+        setPinned(other.getPinned());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1016,6 +1050,11 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 82
+            case 120: {
+              pinned_ = input.readBool();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 120
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2231,6 +2270,50 @@ private static final long serialVersionUID = 0L;
         reasoning_ = null;
       }
       return reasoningBuilder_;
+    }
+
+    private boolean pinned_ ;
+    /**
+     * <pre>
+     * Input user or system messages: compaction never summarizes this one away (R85).
+     * </pre>
+     *
+     * <code>bool pinned = 15;</code>
+     * @return The pinned.
+     */
+    @java.lang.Override
+    public boolean getPinned() {
+      return pinned_;
+    }
+    /**
+     * <pre>
+     * Input user or system messages: compaction never summarizes this one away (R85).
+     * </pre>
+     *
+     * <code>bool pinned = 15;</code>
+     * @param value The pinned to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPinned(boolean value) {
+
+      pinned_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Input user or system messages: compaction never summarizes this one away (R85).
+     * </pre>
+     *
+     * <code>bool pinned = 15;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPinned() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      pinned_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.Message)

@@ -208,4 +208,14 @@ public interface MessageOrBuilder extends
    */
   dev.luosho.v1.ReasoningBlockOrBuilder getReasoningOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * Input user or system messages: compaction never summarizes this one away (R85).
+   * </pre>
+   *
+   * <code>bool pinned = 15;</code>
+   * @return The pinned.
+   */
+  boolean getPinned();
 }

@@ -155,7 +155,7 @@ public enum ReconcileOutcome
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(9);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(10);
   }
 
   private static final ReconcileOutcome[] VALUES = values();

@@ -6,10 +6,6 @@
 package dev.luosho.v1;
 
 /**
- * <pre>
- * type "run.done": the last event of a run's stream.
- * </pre>
- *
  * Protobuf type {@code luosho.v1.RunDone}
  */
 @com.google.protobuf.Generated
@@ -592,10 +588,6 @@ private static final long serialVersionUID = 0L;
     return builder;
   }
   /**
-   * <pre>
-   * type "run.done": the last event of a run's stream.
-   * </pre>
-   *
    * Protobuf type {@code luosho.v1.RunDone}
    */
   public static final class Builder extends

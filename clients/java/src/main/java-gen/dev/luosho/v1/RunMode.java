@@ -139,7 +139,7 @@ public enum RunMode
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(8);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(9);
   }
 
   private static final RunMode[] VALUES = values();

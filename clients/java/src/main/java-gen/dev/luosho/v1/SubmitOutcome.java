@@ -122,7 +122,7 @@ public enum SubmitOutcome
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(12);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(13);
   }
 
   private static final SubmitOutcome[] VALUES = values();

@@ -114,7 +114,7 @@ public enum ToolExecutor
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(10);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(11);
   }
 
   private static final ToolExecutor[] VALUES = values();

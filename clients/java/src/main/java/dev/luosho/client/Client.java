@@ -176,6 +176,12 @@ public final class Client implements AutoCloseable {
         .getDeleted();
   }
 
+  /** Compact the session's transcript by hand (R85); UNSPECIFIED takes the agent's strategy. */
+  public CompactResponse compact(String sessionId, CompactionStrategy strategy) {
+    return call(() -> stub.compact(
+        CompactRequest.newBuilder().setSessionId(sessionId).setStrategy(strategy).build()));
+  }
+
   /** Pending approvals (of one session, or all when sessionId is empty), every page. */
   public List<Approval> listApprovals(String sessionId) {
     List<Approval> out = new ArrayList<>();

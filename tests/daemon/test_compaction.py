@@ -1,0 +1,204 @@
+"""Compaction (docs/reference/rules.md R85) over gRPC, on memory, SQLite and LMDB: by
+threshold (a prune, then a summary when the prune is not enough), the transcript kept
+whole with History holding what came before, a fork from before going on uncompacted, a
+failing summary that does not fail the run, ``Compact`` by hand, and the refusal of an
+agent whose model has no known context window.
+
+The agent's model is the scripted provider with a ``context_window`` setting; the
+summaries are written by another scripted model (``scripted:sum``), whose calls the
+daemon's call log counts."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+import pytest
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.store.verify import verify_session
+from tests.support.compaction import FETCH, RESULT, SUMMARY, go, spec
+from tests.support.harness import (
+    Harness,
+    a_run_waiting_on_a_tool,
+    assert_valid_transcript,
+    error_info,
+)
+
+
+def summary_calls(h: Harness) -> int:
+    assert h.call_log is not None
+    if not h.call_log.exists():
+        return 0
+    return sum(
+        1 for line in h.call_log.read_text().splitlines() if json.loads(line)["model"] == "sum"
+    )
+
+
+async def test_r85_above_the_threshold_old_results_are_pruned_then_the_oldest_turns_summarized(
+    h: Harness,
+) -> None:
+    log = await h.run("pages", go(), spec(), FETCH)
+    assert log.error is None and log.done.finish_reason == pb.FINISH_REASON_STOP
+    starts, dones = log.of("compaction.start"), log.of("compaction.done")
+    assert len(starts) == len(dones) == 3
+    # Each start comes before the step.start of the call it precedes, above the threshold.
+    for s in starts:
+        assert s.compaction_start.trigger == "threshold"
+        assert s.compaction_start.tokens > s.compaction_start.threshold_tokens == 500
+        following = log.events[log.events.index(s) + 2]
+        assert (
+            following.type == "step.start" and following.step_start.step == s.compaction_start.step
+        )
+    first, second, third = (d.compaction_done for d in dones)
+    # 1: pruning the two results is enough; 2: the long turns need a summary.
+    assert (first.step, first.pruned, first.summarized, first.error) == (3, 2, 0, "")
+    assert first.tokens_after <= 500 < first.tokens_before
+    assert second.step == 4 and second.pruned == 1 and second.summarized > 0
+    assert second.summary_model == "scripted:sum" and second.usage.model_calls == 1
+    assert second.tokens_after <= 500
+    assert (third.step, third.pruned, third.summarized) == (5, 1, 0)
+    assert summary_calls(h) == 1
+
+    cp = await h.get("pages")
+    assert_valid_transcript(cp)
+    # The transcript is never rewritten: every result is whole, every turn there.
+    results = [m for m in cp.messages if m.role == pb.ROLE_TOOL]
+    assert len(results) == 4 and all(RESULT in m.content for m in results)
+    assert cp.messages[1].pinned and cp.messages[1].content == "Read pages 1 to 4."
+    assert cp.compaction.summary == SUMMARY and cp.compaction.count == 3
+    # The summary's turns: all those before the newest one (the tail begins at a turn).
+    assert cp.compaction.summarized_before == 8 and cp.compaction.pruned_before == 10
+    # The model calls after the summary were sent far less than the transcript holds.
+    turns = [m for m in cp.messages if m.role == pb.ROLE_ASSISTANT]
+    whole = sum(len(m.content) for m in cp.messages) // 4
+    assert turns[-1].usage.prompt_tokens < whole / 2
+    # Five model turns and one summary call, counted in the usage.
+    assert cp.total_usage.model_calls == 6
+    by_model = (await h.stub.GetSession(pb.GetSessionRequest(session_id="pages"))).usage_by_model
+    assert (by_model["scripted:pages"].model_calls, by_model["scripted:sum"].model_calls) == (5, 1)
+
+    # History: each compaction is an entry of its own; those before hold no record.
+    entries = [
+        e
+        async for e in _history(h, "pages")  # newest first
+    ]
+    marked = [e for e in entries if e.compaction]
+    assert len(marked) == 3
+    assert [e.checkpoint.compaction.count for e in marked] == [3, 2, 1]
+    oldest_mark = entries.index(marked[-1])
+    assert all(not e.checkpoint.HasField("compaction") for e in entries[oldest_mark + 1 :])
+    # R91: every save, the compactions' and the pinned message's included, verifies.
+    report = await verify_session(h.daemon.store, "pages")
+    assert report.state == "ok", report.line()
+
+
+async def _history(h: Harness, sid: str):  # type: ignore[no-untyped-def]
+    resp = await h.stub.History(pb.HistoryRequest(session_id=sid, include_checkpoint=True))
+    for e in resp.entries:
+        yield e
+
+
+async def test_r85_a_fork_from_before_the_compaction_goes_on_uncompacted(h: Harness) -> None:
+    log = await h.run("src", go(), spec(), FETCH)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP and log.of("compaction.done")
+    forked = await h.stub.Fork(pb.ForkRequest(session_id="src", from_step=2, new_session_id="fork"))
+    # The newest entry of step 2 is the first compaction's save; the one of step 1 is not.
+    assert forked.checkpoint.HasField("compaction")
+    assert forked.checkpoint.compaction.version == 0  # no save of the fork made it
+    forked = await h.stub.Fork(
+        pb.ForkRequest(session_id="src", from_step=1, new_session_id="early")
+    )
+    assert not forked.checkpoint.HasField("compaction")
+    # Continued by the agent without compaction, every call is sent the whole transcript.
+    plain = spec()
+    plain.ClearField("compaction")
+    log = await h.run("early", None, plain, FETCH, resume=True)
+    assert log.error is None and log.done.finish_reason == pb.FINISH_REASON_STOP
+    assert not log.of("compaction.start")
+    cp = await h.get("early")
+    assert not cp.HasField("compaction")
+    last = [m for m in cp.messages if m.role == pb.ROLE_ASSISTANT][-1]
+    sent = sum(len(m.content) for m in cp.messages[:-1]) // 4
+    assert last.usage.prompt_tokens >= sent  # the whole transcript before the last turn
+    src = await h.get("src")
+    assert src.compaction.count == 3  # the source is as it was
+
+
+async def test_r85_a_failing_summary_call_does_not_fail_the_run(h: Harness) -> None:
+    log = await h.run("fails", go(), spec(summarizer=[{"error": "the summarizer is down"}]), FETCH)
+    assert log.error is None and log.done.finish_reason == pb.FINISH_REASON_STOP
+    dones = [d.compaction_done for d in log.of("compaction.done")]
+    failed = [d for d in dones if d.error]
+    assert failed and "the summarizer is down" in failed[0].error
+    assert failed[0].summarized == 0
+    cp = await h.get("fails")
+    assert_valid_transcript(cp)
+    assert cp.compaction.summary == "" and cp.compaction.summarized_before == 0
+    assert cp.compaction.pruned_before > 0  # the prune before it stands
+
+
+async def test_r85_an_agent_with_compaction_and_no_known_context_window_is_refused(
+    h: Harness,
+) -> None:
+    log = await h.run("no-window", go(), spec(window=None), FETCH)
+    assert log.error is not None
+    code, reason, meta = error_info(log.error)
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "CONTEXT_WINDOW_UNKNOWN")
+    assert meta["model"] == "scripted:pages"
+    bad = spec(compaction=pb.Compaction(threshold=1.5))
+    code, reason, _ = error_info((await h.run("bad", go(), bad, FETCH)).error)
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_COMPACTION")
+    # Only the lead's transcript is compacted: a sub-agent asking for it is refused.
+    lead = spec()
+    lead.subagents.add(name="reader", description="reads", agent=spec())
+    code, reason, _ = error_info((await h.run("sub", go(), lead, FETCH)).error)
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_COMPACTION")
+
+
+async def test_r85_compact_by_hand(h: Harness) -> None:
+    # A window so large the threshold is never passed: nothing compacts by itself.
+    agent = spec(window=1_000_000)
+    log = await h.run("manual", go(), agent, FETCH)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP and not log.of("compaction.start")
+    before = await h.get("manual")
+
+    pruned = await h.stub.Compact(
+        pb.CompactRequest(session_id="manual", strategy=pb.COMPACTION_STRATEGY_PRUNE)
+    )
+    assert pruned.compacted and pruned.checkpoint.compaction.pruned_before > 0
+    assert pruned.checkpoint.compaction.summary == ""
+    assert pruned.checkpoint.version == before.version + 1
+    both = await h.stub.Compact(pb.CompactRequest(session_id="manual"))
+    assert both.compacted and both.checkpoint.compaction.summary == SUMMARY
+    assert both.checkpoint.compaction.count == 2
+    assert [m.content for m in both.checkpoint.messages] == [m.content for m in before.messages]
+    assert both.checkpoint.total_usage.model_calls == before.total_usage.model_calls + 1
+
+    # Its events are in the session's log, as a run's are.
+    events = []
+    async for resp in h.stub.Watch(pb.WatchRequest(session_id="manual", after_seq=0)):
+        events.append(resp.event)
+        if len([e for e in events if e.type == "compaction.done"]) == 2:
+            break
+    manual = [e for e in events if e.type.startswith("compaction.")]
+    assert [e.type for e in manual] == ["compaction.start", "compaction.done"] * 2
+    assert {e.compaction_start.trigger for e in manual if e.type == "compaction.start"} == {
+        "manual"
+    }
+
+    # The protected tail and the summarized turns leave nothing more.
+    again = await h.stub.Compact(pb.CompactRequest(session_id="manual"))
+    assert not again.compacted and again.checkpoint.compaction.count == 2
+
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await h.stub.Compact(pb.CompactRequest(session_id="nobody"))
+    assert error_info(e.value)[:2] == (grpc.StatusCode.NOT_FOUND, "CHECKPOINT_NOT_FOUND")
+
+
+async def test_r85_compact_is_refused_while_a_run_holds_the_session(h: Harness) -> None:
+    waiting, _ = await a_run_waiting_on_a_tool(h, "busy")
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await h.stub.Compact(pb.CompactRequest(session_id="busy"))
+    assert error_info(e.value)[:2] == (grpc.StatusCode.ABORTED, "SESSION_BUSY")
+    waiting.cancel()
