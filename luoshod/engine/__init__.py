@@ -33,7 +33,14 @@ from .control import (
     ToolOutcome,
     ToolPort,
 )
-from .engine import DEFAULT_TOOL_TIMEOUT_S, Engine, ResolveRequest, RunRequest, run_digest
+from .engine import (
+    DEFAULT_TOOL_TIMEOUT_S,
+    Engine,
+    ResolveRequest,
+    RunOutcome,
+    RunRequest,
+    run_digest,
+)
 from .events import (
     AGENT_DRIFT,
     APPROVAL_REQUESTED,
@@ -60,6 +67,7 @@ from .observer import RunObserver
 from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay, check_same_body, replay
 from .rollbacks import rollback
 from .subagents import FOOTER, locate
+from .timers import INPUT, RESUME, TIME, rfc3339
 from .tools import validator_for
 
 __all__ = [
@@ -75,17 +83,20 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT_S",
     "DETACHED",
     "FOOTER",
+    "INPUT",
     "MODEL_TURN",
     "PROVIDER_FALLBACK",
     "PROVIDER_RETRY",
     "RECONCILE_DONE",
     "RECONCILE_NOT_STARTED",
     "RECONCILE_UNKNOWN",
+    "RESUME",
     "RUN_DONE",
     "RUN_START",
     "STEP_DONE",
     "STEP_START",
     "TEXT_DELTA",
+    "TIME",
     "TOOL_CALL",
     "TOOL_RECONCILE",
     "TOOL_RESULT",
@@ -100,6 +111,7 @@ __all__ = [
     "RunControl",
     "RunInterrupted",
     "RunObserver",
+    "RunOutcome",
     "RunRequest",
     "Sink",
     "Step",
@@ -112,6 +124,7 @@ __all__ = [
     "fork",
     "locate",
     "replay",
+    "rfc3339",
     "rollback",
     "run_digest",
     "validator_for",

@@ -48,6 +48,7 @@ STATUS_TO_PB = {
     Status.IN_PROGRESS: pb.CHECKPOINT_STATUS_IN_PROGRESS,
     Status.AWAITING_APPROVAL: pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
     Status.FINISHED: pb.CHECKPOINT_STATUS_FINISHED,
+    Status.SLEEPING: pb.CHECKPOINT_STATUS_SLEEPING,
 }
 STATUS_FROM_PB = {v: k for k, v in STATUS_TO_PB.items()}
 FINISH_TO_PB = {
@@ -59,6 +60,7 @@ FINISH_TO_PB = {
     FinishReason.BUDGET_EXCEEDED: pb.FINISH_REASON_BUDGET_EXCEEDED,
     FinishReason.DEADLINE_EXCEEDED: pb.FINISH_REASON_DEADLINE_EXCEEDED,
     FinishReason.OUTPUT_INVALID: pb.FINISH_REASON_OUTPUT_INVALID,
+    FinishReason.SLEEPING: pb.FINISH_REASON_SLEEPING,
 }
 DRIFT_FROM_PB = {
     pb.AGENT_DRIFT_POLICY_UNSPECIFIED: DriftPolicy.WARN,
@@ -150,6 +152,7 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         limits=limits_from_pb(a.limits) if a.HasField("limits") else None,
         output_schema_json=a.output_schema_json,
         fallback_models=tuple(a.fallback_models),
+        sleep_tool=a.sleep_tool,
     )
 
 
@@ -248,6 +251,7 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         model_settings_json=a.model_settings_json,
         output_schema_json=a.output_schema_json,
         fallback_models=a.fallback_models,
+        sleep_tool=a.sleep_tool,
     )
     if a.tool_timeout_ms is not None:
         spec.tool_timeout_ms = a.tool_timeout_ms
@@ -393,6 +397,8 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         run_paused_ms=round(cp.run_paused_s * 1000),
         session_started_at=timestamp(cp.session_started_at) if cp.session_started_at else None,
         session_paused_ms=round(cp.session_paused_s * 1000),
+        wake_at=timestamp(cp.wake_at) if cp.wake_at is not None else None,
+        sleep_call_id=cp.sleep.call_id if cp.sleep is not None else "",
         tasks=[
             pb.SubAgentState(
                 name=t.name,
@@ -440,6 +446,7 @@ def summary_pb(s: SessionSummary) -> pb.SessionSummary:
         updated_at=timestamp(s.updated_at),
         last_drift=_drift_pb(s.last_drift) if s.last_drift else None,
         total_usage=usage_pb(s.total_usage),
+        wake_at=timestamp(s.wake_at) if s.wake_at is not None else None,
     )
 
 

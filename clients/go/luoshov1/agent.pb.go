@@ -179,6 +179,11 @@ const (
 	ErrorReason_ERROR_REASON_ANSWER_REQUIRED ErrorReason = 155
 	// INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
 	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
+	// ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+	// without wake. Metadata: wake_at (RFC 3339).
+	ErrorReason_ERROR_REASON_SESSION_SLEEPING ErrorReason = 170
+	// INVALID_ARGUMENT: Resume with wake on a session that is not sleeping.
+	ErrorReason_ERROR_REASON_NOT_SLEEPING ErrorReason = 171
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
 )
@@ -279,6 +284,8 @@ var (
 		150: "ERROR_REASON_INVALID_OUTPUT_SCHEMA",
 		155: "ERROR_REASON_ANSWER_REQUIRED",
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
+		170: "ERROR_REASON_SESSION_SLEEPING",
+		171: "ERROR_REASON_NOT_SLEEPING",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
 	}
 	ErrorReason_value = map[string]int32{
@@ -375,6 +382,8 @@ var (
 		"ERROR_REASON_INVALID_OUTPUT_SCHEMA":         150,
 		"ERROR_REASON_ANSWER_REQUIRED":               155,
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
+		"ERROR_REASON_SESSION_SLEEPING":              170,
+		"ERROR_REASON_NOT_SLEEPING":                  171,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
 	}
 )
@@ -523,6 +532,9 @@ const (
 	CheckpointStatus_CHECKPOINT_STATUS_IN_PROGRESS       CheckpointStatus = 1
 	CheckpointStatus_CHECKPOINT_STATUS_AWAITING_APPROVAL CheckpointStatus = 2
 	CheckpointStatus_CHECKPOINT_STATUS_FINISHED          CheckpointStatus = 3
+	// R86: the agent called `sleep`; the session wakes at Checkpoint.wake_at (or earlier,
+	// on Resume with wake). No daemon holds it meanwhile.
+	CheckpointStatus_CHECKPOINT_STATUS_SLEEPING CheckpointStatus = 4
 )
 
 // Enum value maps for CheckpointStatus.
@@ -532,12 +544,14 @@ var (
 		1: "CHECKPOINT_STATUS_IN_PROGRESS",
 		2: "CHECKPOINT_STATUS_AWAITING_APPROVAL",
 		3: "CHECKPOINT_STATUS_FINISHED",
+		4: "CHECKPOINT_STATUS_SLEEPING",
 	}
 	CheckpointStatus_value = map[string]int32{
 		"CHECKPOINT_STATUS_UNSPECIFIED":       0,
 		"CHECKPOINT_STATUS_IN_PROGRESS":       1,
 		"CHECKPOINT_STATUS_AWAITING_APPROVAL": 2,
 		"CHECKPOINT_STATUS_FINISHED":          3,
+		"CHECKPOINT_STATUS_SLEEPING":          4,
 	}
 )
 
@@ -589,6 +603,9 @@ const (
 	// The final answer was not JSON valid against output_schema_json, after one repair turn;
 	// RunDone.output_errors says why.
 	FinishReason_FINISH_REASON_OUTPUT_INVALID FinishReason = 7
+	// R86: the run ended on the agent's `sleep` call; the session is SLEEPING until
+	// Checkpoint.wake_at, when a daemon resumes it as a new run of the same session.
+	FinishReason_FINISH_REASON_SLEEPING FinishReason = 8
 )
 
 // Enum value maps for FinishReason.
@@ -602,6 +619,7 @@ var (
 		5: "FINISH_REASON_BUDGET_EXCEEDED",
 		6: "FINISH_REASON_DEADLINE_EXCEEDED",
 		7: "FINISH_REASON_OUTPUT_INVALID",
+		8: "FINISH_REASON_SLEEPING",
 	}
 	FinishReason_value = map[string]int32{
 		"FINISH_REASON_UNSPECIFIED":       0,
@@ -612,6 +630,7 @@ var (
 		"FINISH_REASON_BUDGET_EXCEEDED":   5,
 		"FINISH_REASON_DEADLINE_EXCEEDED": 6,
 		"FINISH_REASON_OUTPUT_INVALID":    7,
+		"FINISH_REASON_SLEEPING":          8,
 	}
 )
 
@@ -1322,8 +1341,13 @@ type AgentSpec struct {
 	// JSON valid against. The provider's native structured output is used where there is one;
 	// an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
 	OutputSchemaJson string `protobuf:"bytes,65,opt,name=output_schema_json,json=outputSchemaJson,proto3" json:"output_schema_json,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+	// ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+	// SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+	// result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+	SleepTool     bool `protobuf:"varint,80,opt,name=sleep_tool,json=sleepTool,proto3" json:"sleep_tool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -1459,6 +1483,13 @@ func (x *AgentSpec) GetOutputSchemaJson() string {
 		return x.OutputSchemaJson
 	}
 	return ""
+}
+
+func (x *AgentSpec) GetSleepTool() bool {
+	if x != nil {
+		return x.SleepTool
+	}
+	return false
 }
 
 // Limits of an agent: per run and over the session's whole life.
@@ -2442,8 +2473,12 @@ type Checkpoint struct {
 	RunPausedMs      int64                  `protobuf:"varint,51,opt,name=run_paused_ms,json=runPausedMs,proto3" json:"run_paused_ms,omitempty"`
 	SessionStartedAt *timestamppb.Timestamp `protobuf:"bytes,52,opt,name=session_started_at,json=sessionStartedAt,proto3" json:"session_started_at,omitempty"`
 	SessionPausedMs  int64                  `protobuf:"varint,53,opt,name=session_paused_ms,json=sessionPausedMs,proto3" json:"session_paused_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+	// call that put it to sleep (its result is recorded when it wakes).
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,75,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	SleepCallId   string                 `protobuf:"bytes,76,opt,name=sleep_call_id,json=sleepCallId,proto3" json:"sleep_call_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
@@ -2649,6 +2684,20 @@ func (x *Checkpoint) GetSessionPausedMs() int64 {
 		return x.SessionPausedMs
 	}
 	return 0
+}
+
+func (x *Checkpoint) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetSleepCallId() string {
+	if x != nil {
+		return x.SleepCallId
+	}
+	return ""
 }
 
 // The nested state of one unfinished sub-agent (R59).
@@ -3034,7 +3083,9 @@ type SessionSummary struct {
 	// The checkpoint's last_drift: the last resume drifted (a badge in the console).
 	LastDrift *AgentDrift `protobuf:"bytes,8,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
 	// Usage over the session's whole life (the checkpoint's total_usage).
-	TotalUsage    *Usage `protobuf:"bytes,9,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
+	TotalUsage *Usage `protobuf:"bytes,9,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
+	// R86: when a SLEEPING session wakes; unset otherwise.
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3128,6 +3179,13 @@ func (x *SessionSummary) GetLastDrift() *AgentDrift {
 func (x *SessionSummary) GetTotalUsage() *Usage {
 	if x != nil {
 		return x.TotalUsage
+	}
+	return nil
+}
+
+func (x *SessionSummary) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
 	}
 	return nil
 }
@@ -5165,7 +5223,11 @@ type ResumeRequest struct {
 	// Omitted: the agent saved with the checkpoint (no drift by definition).
 	Agent *AgentSpec `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
 	// An idempotency key within the session (see ExecuteRequest.request_id).
-	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+	// it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+	// of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+	Wake          bool `protobuf:"varint,20,opt,name=wake,proto3" json:"wake,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5219,6 +5281,13 @@ func (x *ResumeRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *ResumeRequest) GetWake() bool {
+	if x != nil {
+		return x.Wake
+	}
+	return false
 }
 
 type ResumeResponse struct {
@@ -7463,7 +7532,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
 	"\treconcile\x18\x05 \x01(\bR\treconcile\x12\x1a\n" +
 	"\bquestion\x18\n" +
-	" \x01(\bR\bquestion\"\x9f\x06\n" +
+	" \x01(\bR\bquestion\"\xbe\x06\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7480,7 +7549,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01\x12)\n" +
 	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12'\n" +
 	"\x0ffallback_models\x18< \x03(\tR\x0efallbackModels\x12,\n" +
-	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJsonB\f\n" +
+	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJson\x12\x1d\n" +
+	"\n" +
+	"sleep_tool\x18P \x01(\bR\tsleepToolB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
@@ -7576,7 +7647,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xef\n" +
 	"\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
@@ -7612,7 +7683,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0erun_started_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\frunStartedAt\x12\"\n" +
 	"\rrun_paused_ms\x183 \x01(\x03R\vrunPausedMs\x12H\n" +
 	"\x12session_started_at\x184 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartedAt\x12*\n" +
-	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x1a;\n" +
+	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x123\n" +
+	"\awake_at\x18K \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\x12\"\n" +
+	"\rsleep_call_id\x18L \x01(\tR\vsleepCallId\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xb5\x02\n" +
@@ -7657,7 +7730,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
 	"totalUsage\x12\x14\n" +
 	"\x05chain\x18\n" +
-	" \x01(\tR\x05chain\"\xab\x03\n" +
+	" \x01(\tR\x05chain\"\xe0\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +
@@ -7673,7 +7746,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\x84\n" +
+	"totalUsage\x123\n" +
+	"\awake_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\"\x84\n" +
 	"\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
@@ -7858,13 +7932,14 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x14DequeueInputResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\bR\aremoved\"9\n" +
 	"\x0fExecuteResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"y\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"\x8d\x01\n" +
 	"\rResumeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12*\n" +
 	"\x05agent\x18\x02 \x01(\v2\x14.luosho.v1.AgentSpecR\x05agent\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId\"8\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\x12\x12\n" +
+	"\x04wake\x18\x14 \x01(\bR\x04wake\"8\n" +
 	"\x0eResumeResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"\xd1\x01\n" +
 	"\x17SubmitToolResultRequest\x12\x1d\n" +
@@ -8062,7 +8137,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\x9b\x1b\n" +
+	"\x11_destructive_hint*\xdf\x1b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -8157,7 +8232,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01\x12'\n" +
 	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
-	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
+	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12\"\n" +
+	"\x1dERROR_REASON_SESSION_SLEEPING\x10\xaa\x01\x12\x1e\n" +
+	"\x19ERROR_REASON_NOT_SLEEPING\x10\xab\x01\x12)\n" +
 	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
@@ -8169,12 +8246,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1eAGENT_DRIFT_POLICY_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17AGENT_DRIFT_POLICY_WARN\x10\x01\x12\x1c\n" +
 	"\x18AGENT_DRIFT_POLICY_ERROR\x10\x02\x12\x1d\n" +
-	"\x19AGENT_DRIFT_POLICY_IGNORE\x10\x03*\xa1\x01\n" +
+	"\x19AGENT_DRIFT_POLICY_IGNORE\x10\x03*\xc1\x01\n" +
 	"\x10CheckpointStatus\x12!\n" +
 	"\x1dCHECKPOINT_STATUS_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dCHECKPOINT_STATUS_IN_PROGRESS\x10\x01\x12'\n" +
 	"#CHECKPOINT_STATUS_AWAITING_APPROVAL\x10\x02\x12\x1e\n" +
-	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03*\x8c\x02\n" +
+	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03\x12\x1e\n" +
+	"\x1aCHECKPOINT_STATUS_SLEEPING\x10\x04*\xa8\x02\n" +
 	"\fFinishReason\x12\x1d\n" +
 	"\x19FINISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12FINISH_REASON_STOP\x10\x01\x12\x1b\n" +
@@ -8183,7 +8261,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04\x12!\n" +
 	"\x1dFINISH_REASON_BUDGET_EXCEEDED\x10\x05\x12#\n" +
 	"\x1fFINISH_REASON_DEADLINE_EXCEEDED\x10\x06\x12 \n" +
-	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a*\x7f\n" +
+	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a\x12\x1a\n" +
+	"\x16FINISH_REASON_SLEEPING\x10\b*\x7f\n" +
 	"\n" +
 	"McpRetryOn\x12\x1c\n" +
 	"\x18MCP_RETRY_ON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -8400,135 +8479,137 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	30,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
 	96,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
 	96,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
-	25,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	26,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	28,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	24,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	28,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	96,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	96,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	7,   // 43: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	96,  // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 45: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	29,  // 46: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	26,  // 47: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	26,  // 48: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
-	3,   // 49: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 50: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	96,  // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	26,  // 53: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	96,  // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	35,  // 55: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	37,  // 56: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	38,  // 57: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	39,  // 58: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	44,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	45,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	50,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	47,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	46,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	48,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	41,  // 65: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	53,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	36,  // 67: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	49,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	40,  // 69: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	42,  // 70: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	43,  // 71: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	20,  // 72: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	8,   // 73: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	28,  // 74: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	25,  // 75: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	26,  // 76: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	24,  // 77: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	10,  // 78: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	9,   // 79: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	24,  // 80: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	31,  // 81: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	26,  // 82: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 83: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 84: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 85: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	25,  // 86: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	16,  // 87: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	11,  // 88: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	25,  // 89: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	11,  // 90: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	96,  // 91: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	34,  // 92: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	16,  // 93: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 94: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 95: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	12,  // 96: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	29,  // 97: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	52,  // 98: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	65,  // 99: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	94,  // 100: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	95,  // 101: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	96,  // 102: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	96,  // 103: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 104: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	33,  // 105: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	16,  // 106: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 107: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	31,  // 108: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	32,  // 109: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	25,  // 110: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	77,  // 111: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	76,  // 112: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	29,  // 113: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	82,  // 114: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	26,  // 115: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	81,  // 116: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	83,  // 117: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 118: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 119: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	81,  // 120: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	81,  // 121: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	84,  // 122: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	34,  // 123: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	90,  // 124: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	13,  // 125: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	14,  // 126: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	91,  // 127: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	26,  // 128: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	51,  // 129: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	57,  // 130: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	59,  // 131: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	61,  // 132: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	63,  // 133: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	66,  // 134: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	68,  // 135: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	70,  // 136: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	72,  // 137: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	74,  // 138: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	78,  // 139: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	80,  // 140: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	86,  // 141: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	88,  // 142: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	54,  // 143: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	56,  // 144: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	58,  // 145: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	60,  // 146: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	62,  // 147: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	64,  // 148: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	67,  // 149: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	69,  // 150: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	71,  // 151: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	73,  // 152: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	75,  // 153: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	79,  // 154: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	85,  // 155: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	87,  // 156: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	89,  // 157: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	55,  // 158: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	144, // [144:159] is the sub-list for method output_type
-	129, // [129:144] is the sub-list for method input_type
-	129, // [129:129] is the sub-list for extension type_name
-	129, // [129:129] is the sub-list for extension extendee
-	0,   // [0:129] is the sub-list for field type_name
+	96,  // 35: luosho.v1.Checkpoint.wake_at:type_name -> google.protobuf.Timestamp
+	25,  // 36: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	26,  // 37: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	28,  // 38: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	24,  // 39: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	24,  // 40: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	28,  // 41: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	96,  // 42: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 43: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	7,   // 44: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
+	96,  // 45: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 46: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	29,  // 47: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	26,  // 48: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	26,  // 49: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 50: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 51: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	96,  // 52: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 53: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	26,  // 54: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	96,  // 55: luosho.v1.SessionSummary.wake_at:type_name -> google.protobuf.Timestamp
+	96,  // 56: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	35,  // 57: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	37,  // 58: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	38,  // 59: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	39,  // 60: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	44,  // 61: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	45,  // 62: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	50,  // 63: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	47,  // 64: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	46,  // 65: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	48,  // 66: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	41,  // 67: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	53,  // 68: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	36,  // 69: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	49,  // 70: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	40,  // 71: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	42,  // 72: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	43,  // 73: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	20,  // 74: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	8,   // 75: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	28,  // 76: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	25,  // 77: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	26,  // 78: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	24,  // 79: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	10,  // 80: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	9,   // 81: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	24,  // 82: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	31,  // 83: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	26,  // 84: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 85: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 86: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	26,  // 87: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	25,  // 88: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	16,  // 89: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	11,  // 90: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	25,  // 91: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	11,  // 92: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	96,  // 93: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	34,  // 94: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	16,  // 95: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 96: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 97: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	12,  // 98: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	29,  // 99: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	52,  // 100: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	65,  // 101: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	94,  // 102: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	95,  // 103: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	96,  // 104: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	96,  // 105: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 106: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	33,  // 107: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	16,  // 108: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 109: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	31,  // 110: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	32,  // 111: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	25,  // 112: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	77,  // 113: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	76,  // 114: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	29,  // 115: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	82,  // 116: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	26,  // 117: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	81,  // 118: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	83,  // 119: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 120: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 121: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	81,  // 122: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	81,  // 123: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	84,  // 124: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	34,  // 125: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	90,  // 126: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	13,  // 127: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	14,  // 128: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	91,  // 129: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	26,  // 130: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	51,  // 131: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	57,  // 132: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	59,  // 133: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	61,  // 134: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	63,  // 135: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	66,  // 136: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	68,  // 137: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	70,  // 138: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	72,  // 139: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	74,  // 140: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	78,  // 141: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	80,  // 142: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	86,  // 143: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	88,  // 144: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	54,  // 145: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	56,  // 146: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	58,  // 147: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	60,  // 148: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	62,  // 149: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	64,  // 150: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	67,  // 151: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	69,  // 152: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	71,  // 153: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	73,  // 154: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	75,  // 155: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	79,  // 156: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	85,  // 157: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	87,  // 158: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	89,  // 159: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	55,  // 160: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	146, // [146:161] is the sub-list for method output_type
+	131, // [131:146] is the sub-list for method input_type
+	131, // [131:131] is the sub-list for extension type_name
+	131, // [131:131] is the sub-list for extension extendee
+	0,   // [0:131] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

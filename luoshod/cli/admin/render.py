@@ -23,11 +23,13 @@ STATUSES = {
     "in-progress": pb.CHECKPOINT_STATUS_IN_PROGRESS,
     "awaiting-approval": pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
     "finished": pb.CHECKPOINT_STATUS_FINISHED,
+    "sleeping": pb.CHECKPOINT_STATUS_SLEEPING,
 }
 
 
 def status_label(value: int) -> str:
-    """``in-progress``, ``awaiting-approval``, ``finished`` (the words of the docs)."""
+    """``in-progress``, ``awaiting-approval``, ``finished``, ``sleeping`` (the words of
+    the docs)."""
     return _enum_label(pb.CheckpointStatus, value, "CHECKPOINT_STATUS_")
 
 

@@ -191,6 +191,13 @@ export enum ErrorReason {
   ERROR_REASON_ANSWER_REQUIRED = 155,
   /** ERROR_REASON_ANSWER_NOT_ALLOWED - INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question. */
   ERROR_REASON_ANSWER_NOT_ALLOWED = 156,
+  /**
+   * ERROR_REASON_SESSION_SLEEPING - ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+   * without wake. Metadata: wake_at (RFC 3339).
+   */
+  ERROR_REASON_SESSION_SLEEPING = 170,
+  /** ERROR_REASON_NOT_SLEEPING - INVALID_ARGUMENT: Resume with wake on a session that is not sleeping. */
+  ERROR_REASON_NOT_SLEEPING = 171,
   /** ERROR_REASON_INVALID_FALLBACK_MODELS - fallback_models repeats the model or one of its entries. */
   ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
   UNRECOGNIZED = -1,
@@ -477,6 +484,12 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 156:
     case "ERROR_REASON_ANSWER_NOT_ALLOWED":
       return ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED;
+    case 170:
+    case "ERROR_REASON_SESSION_SLEEPING":
+      return ErrorReason.ERROR_REASON_SESSION_SLEEPING;
+    case 171:
+    case "ERROR_REASON_NOT_SLEEPING":
+      return ErrorReason.ERROR_REASON_NOT_SLEEPING;
     case 145:
     case "ERROR_REASON_INVALID_FALLBACK_MODELS":
       return ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS;
@@ -675,6 +688,10 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_ANSWER_REQUIRED";
     case ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED:
       return "ERROR_REASON_ANSWER_NOT_ALLOWED";
+    case ErrorReason.ERROR_REASON_SESSION_SLEEPING:
+      return "ERROR_REASON_SESSION_SLEEPING";
+    case ErrorReason.ERROR_REASON_NOT_SLEEPING:
+      return "ERROR_REASON_NOT_SLEEPING";
     case ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS:
       return "ERROR_REASON_INVALID_FALLBACK_MODELS";
     case ErrorReason.UNRECOGNIZED:
@@ -788,6 +805,11 @@ export enum CheckpointStatus {
   CHECKPOINT_STATUS_IN_PROGRESS = 1,
   CHECKPOINT_STATUS_AWAITING_APPROVAL = 2,
   CHECKPOINT_STATUS_FINISHED = 3,
+  /**
+   * CHECKPOINT_STATUS_SLEEPING - R86: the agent called `sleep`; the session wakes at Checkpoint.wake_at (or earlier,
+   * on Resume with wake). No daemon holds it meanwhile.
+   */
+  CHECKPOINT_STATUS_SLEEPING = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -805,6 +827,9 @@ export function checkpointStatusFromJSON(object: any): CheckpointStatus {
     case 3:
     case "CHECKPOINT_STATUS_FINISHED":
       return CheckpointStatus.CHECKPOINT_STATUS_FINISHED;
+    case 4:
+    case "CHECKPOINT_STATUS_SLEEPING":
+      return CheckpointStatus.CHECKPOINT_STATUS_SLEEPING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -822,6 +847,8 @@ export function checkpointStatusToJSON(object: CheckpointStatus): string {
       return "CHECKPOINT_STATUS_AWAITING_APPROVAL";
     case CheckpointStatus.CHECKPOINT_STATUS_FINISHED:
       return "CHECKPOINT_STATUS_FINISHED";
+    case CheckpointStatus.CHECKPOINT_STATUS_SLEEPING:
+      return "CHECKPOINT_STATUS_SLEEPING";
     case CheckpointStatus.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -851,6 +878,11 @@ export enum FinishReason {
    * RunDone.output_errors says why.
    */
   FINISH_REASON_OUTPUT_INVALID = 7,
+  /**
+   * FINISH_REASON_SLEEPING - R86: the run ended on the agent's `sleep` call; the session is SLEEPING until
+   * Checkpoint.wake_at, when a daemon resumes it as a new run of the same session.
+   */
+  FINISH_REASON_SLEEPING = 8,
   UNRECOGNIZED = -1,
 }
 
@@ -880,6 +912,9 @@ export function finishReasonFromJSON(object: any): FinishReason {
     case 7:
     case "FINISH_REASON_OUTPUT_INVALID":
       return FinishReason.FINISH_REASON_OUTPUT_INVALID;
+    case 8:
+    case "FINISH_REASON_SLEEPING":
+      return FinishReason.FINISH_REASON_SLEEPING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -905,6 +940,8 @@ export function finishReasonToJSON(object: FinishReason): string {
       return "FINISH_REASON_DEADLINE_EXCEEDED";
     case FinishReason.FINISH_REASON_OUTPUT_INVALID:
       return "FINISH_REASON_OUTPUT_INVALID";
+    case FinishReason.FINISH_REASON_SLEEPING:
+      return "FINISH_REASON_SLEEPING";
     case FinishReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1471,6 +1508,13 @@ export interface AgentSpec {
    * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
    */
   outputSchemaJson: string;
+  /**
+   * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+   * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+   * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+   * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+   */
+  sleepTool: boolean;
 }
 
 /** Limits of an agent: per run and over the session's whole life. */
@@ -1716,6 +1760,12 @@ export interface Checkpoint {
   runPausedMs: number;
   sessionStartedAt: Date | undefined;
   sessionPausedMs: number;
+  /**
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   */
+  wakeAt: Date | undefined;
+  sleepCallId: string;
 }
 
 export interface Checkpoint_AttemptsEntry {
@@ -1818,7 +1868,11 @@ export interface SessionSummary {
     | AgentDrift
     | undefined;
   /** Usage over the session's whole life (the checkpoint's total_usage). */
-  totalUsage: Usage | undefined;
+  totalUsage:
+    | Usage
+    | undefined;
+  /** R86: when a SLEEPING session wakes; unset otherwise. */
+  wakeAt: Date | undefined;
 }
 
 /**
@@ -2189,6 +2243,12 @@ export interface ResumeRequest {
     | undefined;
   /** An idempotency key within the session (see ExecuteRequest.request_id). */
   requestId: string;
+  /**
+   * R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+   * it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+   * of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+   */
+  wake: boolean;
 }
 
 export interface ResumeResponse {
@@ -2717,6 +2777,7 @@ function createBaseAgentSpec(): AgentSpec {
     limits: undefined,
     fallbackModels: [],
     outputSchemaJson: "",
+    sleepTool: false,
   };
 }
 
@@ -2766,6 +2827,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.outputSchemaJson !== "") {
       writer.uint32(522).string(message.outputSchemaJson);
+    }
+    if (message.sleepTool !== false) {
+      writer.uint32(640).bool(message.sleepTool);
     }
     return writer;
   },
@@ -2903,6 +2967,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.outputSchemaJson = reader.string();
             continue;
           }
+          case 80: {
+            if (tag !== 640) {
+              break;
+            }
+
+            message.sleepTool = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2974,6 +3046,11 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         : isSet(object.output_schema_json)
         ? globalThis.String(object.output_schema_json)
         : "",
+      sleepTool: isSet(object.sleepTool)
+        ? globalThis.Boolean(object.sleepTool)
+        : isSet(object.sleep_tool)
+        ? globalThis.Boolean(object.sleep_tool)
+        : false,
     };
   },
 
@@ -3024,6 +3101,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.outputSchemaJson !== "") {
       obj.outputSchemaJson = message.outputSchemaJson;
     }
+    if (message.sleepTool !== false) {
+      obj.sleepTool = message.sleepTool;
+    }
     return obj;
   },
 
@@ -3049,6 +3129,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
       : undefined;
     message.fallbackModels = object.fallbackModels?.map((e) => e) || [];
     message.outputSchemaJson = object.outputSchemaJson ?? "";
+    message.sleepTool = object.sleepTool ?? false;
     return message;
   },
 };
@@ -4911,6 +4992,8 @@ function createBaseCheckpoint(): Checkpoint {
     runPausedMs: 0,
     sessionStartedAt: undefined,
     sessionPausedMs: 0,
+    wakeAt: undefined,
+    sleepCallId: "",
   };
 }
 
@@ -4990,6 +5073,12 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     if (message.sessionPausedMs !== 0) {
       writer.uint32(424).int64(message.sessionPausedMs);
+    }
+    if (message.wakeAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.wakeAt), writer.uint32(602).fork()).join();
+    }
+    if (message.sleepCallId !== "") {
+      writer.uint32(610).string(message.sleepCallId);
     }
     return writer;
   },
@@ -5210,6 +5299,22 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.sessionPausedMs = longToNumber(reader.int64());
             continue;
           }
+          case 75: {
+            if (tag !== 602) {
+              break;
+            }
+
+            message.wakeAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 76: {
+            if (tag !== 610) {
+              break;
+            }
+
+            message.sleepCallId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5330,6 +5435,16 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         : isSet(object.session_paused_ms)
         ? globalThis.Number(object.session_paused_ms)
         : 0,
+      wakeAt: isSet(object.wakeAt)
+        ? fromJsonTimestamp(object.wakeAt)
+        : isSet(object.wake_at)
+        ? fromJsonTimestamp(object.wake_at)
+        : undefined,
+      sleepCallId: isSet(object.sleepCallId)
+        ? globalThis.String(object.sleepCallId)
+        : isSet(object.sleep_call_id)
+        ? globalThis.String(object.sleep_call_id)
+        : "",
     };
   },
 
@@ -5416,6 +5531,12 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.sessionPausedMs !== 0) {
       obj.sessionPausedMs = Math.round(message.sessionPausedMs);
     }
+    if (message.wakeAt !== undefined) {
+      obj.wakeAt = message.wakeAt.toISOString();
+    }
+    if (message.sleepCallId !== "") {
+      obj.sleepCallId = message.sleepCallId;
+    }
     return obj;
   },
 
@@ -5467,6 +5588,8 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     message.runPausedMs = object.runPausedMs ?? 0;
     message.sessionStartedAt = object.sessionStartedAt ?? undefined;
     message.sessionPausedMs = object.sessionPausedMs ?? 0;
+    message.wakeAt = object.wakeAt ?? undefined;
+    message.sleepCallId = object.sleepCallId ?? "";
     return message;
   },
 };
@@ -6299,6 +6422,7 @@ function createBaseSessionSummary(): SessionSummary {
     updatedAt: undefined,
     lastDrift: undefined,
     totalUsage: undefined,
+    wakeAt: undefined,
   };
 }
 
@@ -6330,6 +6454,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     }
     if (message.totalUsage !== undefined) {
       Usage.encode(message.totalUsage, writer.uint32(74).fork()).join();
+    }
+    if (message.wakeAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.wakeAt), writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -6419,6 +6546,14 @@ export const SessionSummary: MessageFns<SessionSummary> = {
             message.totalUsage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.wakeAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6474,6 +6609,11 @@ export const SessionSummary: MessageFns<SessionSummary> = {
         : isSet(object.total_usage)
         ? Usage.fromJSON(object.total_usage)
         : undefined,
+      wakeAt: isSet(object.wakeAt)
+        ? fromJsonTimestamp(object.wakeAt)
+        : isSet(object.wake_at)
+        ? fromJsonTimestamp(object.wake_at)
+        : undefined,
     };
   },
 
@@ -6506,6 +6646,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     if (message.totalUsage !== undefined) {
       obj.totalUsage = Usage.toJSON(message.totalUsage);
     }
+    if (message.wakeAt !== undefined) {
+      obj.wakeAt = message.wakeAt.toISOString();
+    }
     return obj;
   },
 
@@ -6527,6 +6670,7 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     message.totalUsage = (object.totalUsage !== undefined && object.totalUsage !== null)
       ? Usage.fromPartial(object.totalUsage)
       : undefined;
+    message.wakeAt = object.wakeAt ?? undefined;
     return message;
   },
 };
@@ -9990,7 +10134,7 @@ export const ExecuteResponse: MessageFns<ExecuteResponse> = {
 };
 
 function createBaseResumeRequest(): ResumeRequest {
-  return { sessionId: "", agent: undefined, requestId: "" };
+  return { sessionId: "", agent: undefined, requestId: "", wake: false };
 }
 
 export const ResumeRequest: MessageFns<ResumeRequest> = {
@@ -10003,6 +10147,9 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(26).string(message.requestId);
+    }
+    if (message.wake !== false) {
+      writer.uint32(160).bool(message.wake);
     }
     return writer;
   },
@@ -10044,6 +10191,14 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.wake = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -10069,6 +10224,7 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      wake: isSet(object.wake) ? globalThis.Boolean(object.wake) : false,
     };
   },
 
@@ -10083,6 +10239,9 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.wake !== false) {
+      obj.wake = message.wake;
+    }
     return obj;
   },
 
@@ -10096,6 +10255,7 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
       ? AgentSpec.fromPartial(object.agent)
       : undefined;
     message.requestId = object.requestId ?? "";
+    message.wake = object.wake ?? false;
     return message;
   },
 };

@@ -445,7 +445,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021i" +
       "nput_schema_json\030\003 \001(\t\022\026\n\016needs_approval" +
       "\030\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\022\020\n\010question\030\n " +
-      "\001(\010\"\322\004\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014inst" +
+      "\001(\010\"\346\004\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014inst" +
       "ructions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho.v" +
       "1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020to" +
       "ol_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_dr" +
@@ -457,468 +457,475 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "uosho.v1.SubAgent\022\037\n\022max_subagent_depth\030" +
       ") \001(\005H\004\210\001\001\022!\n\006limits\0302 \001(\0132\021.luosho.v1.L" +
       "imits\022\027\n\017fallback_models\030< \003(\t\022\032\n\022output" +
-      "_schema_json\030A \001(\tB\014\n\n_max_stepsB\023\n\021_too" +
-      "l_concurrencyB\022\n\020_tool_timeout_msB\026\n\024_ap" +
-      "proval_timeout_msB\025\n\023_max_subagent_depth" +
-      "\"g\n\006Limits\022\036\n\003run\030\001 \001(\0132\021.luosho.v1.Budg" +
-      "et\022\"\n\007session\030\002 \001(\0132\021.luosho.v1.Budget\022\031" +
-      "\n\021count_paused_time\030\003 \001(\010\"\212\002\n\006Budget\022\031\n\014" +
-      "input_tokens\030\001 \001(\003H\000\210\001\001\022\032\n\routput_tokens" +
-      "\030\002 \001(\003H\001\210\001\001\022\031\n\014total_tokens\030\003 \001(\003H\002\210\001\001\022\025" +
-      "\n\010cost_usd\030\004 \001(\001H\003\210\001\001\022\030\n\013model_calls\030\005 \001" +
-      "(\003H\004\210\001\001\022\032\n\rwall_clock_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_" +
-      "input_tokensB\020\n\016_output_tokensB\017\n\r_total" +
-      "_tokensB\013\n\t_cost_usdB\016\n\014_model_callsB\020\n\016" +
-      "_wall_clock_ms\"R\n\010SubAgent\022\014\n\004name\030\001 \001(\t" +
-      "\022\023\n\013description\030\002 \001(\t\022#\n\005agent\030\003 \001(\0132\024.l" +
-      "uosho.v1.AgentSpec\"I\n\013SubAgentTag\022\014\n\004nam" +
-      "e\030\001 \001(\t\022\r\n\005depth\030\002 \001(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007" +
-      "task_id\030\004 \001(\t\"\267\001\n\014McpServerUse\022\014\n\004name\030\001" +
-      " \001(\t\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntimeout_ms\030" +
-      "\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.Mc" +
-      "pRetryPolicy\0222\n\016tool_overrides\030\005 \003(\0132\032.l" +
-      "uosho.v1.McpToolOverrideB\r\n\013_timeout_ms\"" +
-      "_\n\016McpRetryPolicy\022\020\n\010attempts\030\001 \001(\005\022\022\n\nb" +
-      "ackoff_ms\030\002 \001(\003\022\'\n\010retry_on\030\003 \003(\0162\025.luos" +
-      "ho.v1.McpRetryOn\"\233\001\n\017McpToolOverride\022\014\n\004" +
-      "tool\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.luosho.v1" +
-      ".McpApproval\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n" +
-      "\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryPolicyB" +
-      "\r\n\013_timeout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014" +
-      "\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\"\315\001\n" +
-      "\007Message\022\035\n\004role\030\001 \001(\0162\017.luosho.v1.Role\022" +
-      "\017\n\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.l" +
-      "uosho.v1.ToolCall\022\024\n\014tool_call_id\030\004 \001(\t\022" +
-      "\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\r\n\005" +
-      "model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.U" +
-      "sage\"\311\001\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n" +
-      "\021completion_tokens\030\002 \001(\003\022\024\n\014total_tokens" +
-      "\030\003 \001(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030" +
-      "\005 \001(\001\022\033\n\023cached_input_tokens\030\006 \001(\003\022\032\n\022ca" +
-      "che_write_tokens\030\007 \001(\003\022\030\n\020reasoning_toke" +
-      "ns\030\010 \001(\003\"\241\001\n\016ToolCallRecord\022!\n\004call\030\001 \001(" +
-      "\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\030\n\013" +
-      "result_json\030\004 \001(\tH\000\210\001\001\022\020\n\010is_error\030\005 \001(\010" +
-      "\022\020\n\010attempts\030\006 \001(\005B\016\n\014_result_jsonJ\004\010\003\020\004" +
-      "R\nhas_result\"\322\001\n\020AgentFingerprint\022\014\n\004has" +
-      "h\030\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_ha" +
-      "shes\030\003 \003(\01321.luosho.v1.AgentFingerprint." +
-      "ToolSchemaHashesEntry\022\031\n\021instructions_ha" +
-      "sh\030\004 \001(\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key" +
-      "\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\345\007\n\nCheckpoint" +
-      "\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022" +
-      ".luosho.v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037" +
-      "\n\005usage\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023busin" +
-      "ess_state_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.l" +
-      "uosho.v1.CheckpointStatus\022\023\n\013approval_id" +
-      "\030\007 \001(\t\022.\n\rfinish_reason\030\010 \001(\0162\027.luosho.v" +
-      "1.FinishReason\0220\n\013fingerprint\030\t \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022-\n\ntool_calls\030\n" +
-      " \003(\0132\031.luosho.v1.ToolCallRecord\022.\n\nupdat" +
-      "ed_at\030\013 \001(\0132\032.google.protobuf.Timestamp\022" +
-      "#\n\005agent\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013" +
-      "total_usage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007v" +
-      "ersion\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_dri" +
-      "ft\030\020 \001(\0132\025.luosho.v1.AgentDrift\022)\n\017deleg" +
-      "ated_usage\030( \001(\0132\020.luosho.v1.Usage\022+\n\tsu" +
-      "bagents\030) \003(\0132\030.luosho.v1.SubAgentState\022" +
-      ")\n\rearly_results\030* \003(\0132\022.luosho.v1.Messa" +
-      "ge\0225\n\010attempts\030< \003(\0132#.luosho.v1.Checkpo" +
-      "int.AttemptsEntry\022\'\n\005tasks\030_ \003(\0132\030.luosh" +
-      "o.v1.SubAgentState\0222\n\016run_started_at\0302 \001" +
-      "(\0132\032.google.protobuf.Timestamp\022\025\n\rrun_pa" +
-      "used_ms\0303 \001(\003\0226\n\022session_started_at\0304 \001(" +
-      "\0132\032.google.protobuf.Timestamp\022\031\n\021session" +
-      "_paused_ms\0305 \001(\003\032/\n\rAttemptsEntry\022\013\n\003key" +
-      "\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\rSubAgentSt" +
-      "ate\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005de" +
-      "pth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t" +
-      "\022$\n\010messages\030\006 \003(\0132\022.luosho.v1.Message\022\022" +
-      "\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020.luos" +
-      "ho.v1.Usage\0220\n\013fingerprint\030\t \001(\0132\033.luosh" +
-      "o.v1.AgentFingerprint\"\363\002\n\010Approval\022\023\n\013ap" +
-      "proval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\tt" +
-      "ool_call\030\003 \001(\0132\023.luosho.v1.ToolCall\022&\n\tr" +
-      "emaining\030\004 \003(\0132\023.luosho.v1.ToolCall\022\014\n\004s" +
-      "tep\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.luosho." +
-      "v1.AgentFingerprint\022.\n\ncreated_at\030\007 \001(\0132" +
-      "\032.google.protobuf.Timestamp\022.\n\nexpires_a" +
-      "t\030\010 \001(\0132\032.google.protobuf.Timestamp\022\025\n\rs" +
-      "ubagent_path\030( \003(\t\022%\n\004kind\030) \001(\0162\027.luosh" +
-      "o.v1.ApprovalKind\022\020\n\010question\030* \001(\t\"\260\002\n\014" +
-      "HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002" +
-      " \001(\0132\032.google.protobuf.Timestamp\022+\n\006stat" +
-      "us\030\003 \001(\0162\033.luosho.v1.CheckpointStatus\022\017\n" +
-      "\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n" +
-      "\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Checkpoint" +
-      "\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luosho." +
-      "v1.Usage\022%\n\013total_usage\030\t \001(\0132\020.luosho.v" +
-      "1.Usage\022\r\n\005chain\030\n \001(\t\"\303\002\n\016SessionSummar" +
-      "y\022\022\n\nsession_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033." +
-      "luosho.v1.CheckpointStatus\022.\n\rfinish_rea" +
-      "son\030\003 \001(\0162\027.luosho.v1.FinishReason\022\022\n\nst" +
-      "ep_index\030\004 \001(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n" +
-      "\013approval_id\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032" +
-      ".google.protobuf.Timestamp\022)\n\nlast_drift" +
-      "\030\010 \001(\0132\025.luosho.v1.AgentDrift\022%\n\013total_u" +
-      "sage\030\t \001(\0132\020.luosho.v1.Usage\"\360\007\n\005Event\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003se" +
-      "q\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.google.protobuf." +
-      "Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(" +
-      "\010\022(\n\trun_start\030\n \001(\0132\023.luosho.v1.RunStar" +
-      "tH\000\022*\n\nstep_start\030\013 \001(\0132\024.luosho.v1.Step" +
-      "StartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024.luosho.v1." +
-      "ModelTurnH\000\0221\n\ttool_call\030\r \001(\0132\034.luosho." +
-      "v1.ToolCallRequestedH\000\022,\n\013tool_result\030\016 " +
-      "\001(\0132\025.luosho.v1.ToolResultH\000\022(\n\tstep_don" +
-      "e\030\017 \001(\0132\023.luosho.v1.StepDoneH\000\022&\n\010run_do" +
-      "ne\030\020 \001(\0132\022.luosho.v1.RunDoneH\000\022,\n\013agent_" +
-      "drift\030\021 \001(\0132\025.luosho.v1.AgentDriftH\000\022*\n\n" +
-      "text_delta\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000" +
-      "\022:\n\022approval_requested\030\023 \001(\0132\034.luosho.v1" +
-      ".ApprovalRequestedH\000\022*\n\ntool_retry\030\036 \001(\013" +
-      "2\024.luosho.v1.ToolRetryH\000\022.\n\014input_queued" +
-      "\030\037 \001(\0132\026.luosho.v1.InputQueuedH\000\0228\n\021appr" +
-      "oval_resolved\030  \001(\0132\033.luosho.v1.Approval" +
-      "ResolvedH\000\0224\n\017budget_exceeded\030! \001(\0132\031.lu" +
-      "osho.v1.BudgetExceededH\000\0222\n\016tool_reconci" +
-      "le\030\" \001(\0132\030.luosho.v1.ToolReconcileH\000\0222\n\016" +
-      "provider_retry\030$ \001(\0132\030.luosho.v1.Provide" +
-      "rRetryH\000\0228\n\021provider_fallback\030% \001(\0132\033.lu" +
-      "osho.v1.ProviderFallbackH\000\022(\n\010subagent\030(" +
-      " \001(\0132\026.luosho.v1.SubAgentTagB\t\n\007payload\"" +
-      "\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.R" +
-      "unMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerprin" +
-      "t\030\003 \001(\0132\033.luosho.v1.AgentFingerprint\022\022\n\n" +
-      "request_id\030\004 \001(\t\"\245\001\n\020ApprovalResolved\022\023\n" +
-      "\013approval_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t" +
-      "\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n" +
-      "\004note\030\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expir" +
-      "ed\030\007 \001(\010\022\016\n\006answer\030\n \001(\t\"\031\n\tStepStart\022\014\n" +
-      "\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#" +
-      "\n\007message\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005u" +
-      "sage\030\003 \001(\0132\020.luosho.v1.Usage\"\305\001\n\021ToolCal" +
-      "lRequested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023" +
-      ".luosho.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\003\022" +
-      ")\n\010executor\030\010 \001(\0162\027.luosho.v1.ToolExecut" +
-      "or\022\017\n\007attempt\030\004 \001(\005\022/\n\nreconciled\030\005 \001(\0162" +
-      "\033.luosho.v1.ReconcileOutcome\"e\n\rToolReco" +
-      "ncile\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luos" +
-      "ho.v1.ToolCall\022\017\n\007attempt\030\003 \001(\005\022\022\n\ntimeo" +
-      "ut_ms\030\004 \001(\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001(\005\022\024" +
-      "\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022" +
-      "\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay" +
-      "_ms\030\006 \001(\003\"^\n\rProviderRetry\022\014\n\004step\030\001 \001(\005" +
-      "\022\r\n\005model\030\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005erro" +
-      "r\030\004 \001(\t\022\020\n\010delay_ms\030\005 \001(\003\"y\n\020ProviderFal" +
-      "lback\022\014\n\004step\030\001 \001(\005\022\022\n\nfrom_model\030\002 \001(\t\022" +
-      "\020\n\010to_model\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006reas" +
-      "on\030\005 \001(\t\022\022\n\nerror_type\030\006 \001(\t\"j\n\nToolResu" +
-      "lt\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021" +
-      "\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020" +
-      "\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001" +
-      "(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 " +
-      "\001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020" +
-      "\n\010model_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n" +
-      "\rtools_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 " +
-      "\003(\t\022\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007ref" +
-      "used\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010appro" +
-      "val\030\001 \001(\0132\023.luosho.v1.Approval\"\216\001\n\016Budge" +
-      "tExceeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022" +
-      "\r\n\005value\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_ca" +
-      "se\030\005 \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usag" +
-      "e\022\014\n\004path\030\007 \003(\t\"\207\002\n\007RunDone\022.\n\rfinish_re" +
-      "ason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n\006s" +
-      "tatus\030\002 \001(\0162\033.luosho.v1.CheckpointStatus" +
-      "\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005" +
-      "\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013app" +
-      "roval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\022\023\n" +
-      "\013output_json\030\010 \001(\t\022\025\n\routput_errors\030\t \003(" +
-      "\t\"\321\002\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005a" +
-      "gent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023busi" +
-      "ness_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id" +
-      "\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if" +
-      "_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\031\n\014retent" +
-      "ion_ms\030\t \001(\003H\002\210\001\001B\026\n\024_business_state_jso" +
-      "nB\020\n\016_history_limitB\017\n\r_retention_msJ\004\010\010" +
-      "\020\tR\021retention_seconds\"\253\001\n\013QueuedInput\022\022\n" +
-      "\nrequest_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosh" +
-      "o.v1.Message\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v" +
-      "1.IfBusy\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_a" +
-      "t\030\005 \001(\0132\032.google.protobuf.Timestamp\"0\n\013I" +
-      "nputQueued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030" +
-      "\002 \001(\005\"=\n\023DequeueInputRequest\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueI" +
-      "nputResponse\022\017\n\007removed\030\001 \001(\010\"2\n\017Execute" +
-      "Response\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Even" +
-      "t\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 \001(\t\022#" +
-      "\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nr" +
-      "equest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005eve" +
-      "nt\030\001 \001(\0132\020.luosho.v1.Event\"\232\001\n\027SubmitToo" +
-      "lResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014to" +
-      "ol_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n" +
-      "\010is_error\030\004 \001(\010\022.\n\treconcile\030\005 \001(\0162\033.luo" +
-      "sho.v1.ReconcileOutcome\"V\n\030SubmitToolRes" +
-      "ultResponse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1" +
-      ".SubmitOutcome\022\017\n\007attempt\030\002 \001(\005\"#\n\rCance" +
-      "lRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelRe" +
-      "sponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\"\253\002\n\022GetSessio" +
-      "nResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v" +
-      "1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1." +
-      "QueuedInput\0223\n\022last_model_failure\030\003 \001(\0132" +
-      "\027.luosho.v1.ModelFailure\022G\n\016usage_by_mod" +
-      "el\030\004 \003(\0132/.luosho.v1.GetSessionResponse." +
-      "UsageByModelEntry\032E\n\021UsageByModelEntry\022\013" +
-      "\n\003key\030\001 \001(\t\022\037\n\005value\030\002 \001(\0132\020.luosho.v1.U" +
-      "sage:\0028\001\"\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001(" +
-      "\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.l" +
-      "uosho.v1.ModelFailure.MetadataEntry\022-\n\tf" +
-      "ailed_at\030\004 \001(\0132\032.google.protobuf.Timesta" +
-      "mp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_not_before" +
-      "\030\006 \001(\0132\032.google.protobuf.Timestamp\032/\n\rMe" +
-      "tadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:" +
-      "\0028\001\"\317\001\n\023ListSessionsRequest\022\021\n\tpage_size" +
-      "\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001" +
-      "(\0162\033.luosho.v1.CheckpointStatus\022\031\n\021sessi" +
-      "on_id_prefix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010" +
-      "\022\032\n\022include_total_size\030\006 \001(\010\022\027\n\017costlies" +
-      "t_first\030\007 \001(\010\"\204\001\n\024ListSessionsResponse\022+" +
-      "\n\010sessions\030\001 \003(\0132\031.luosho.v1.SessionSumm" +
-      "ary\022\027\n\017next_page_token\030\002 \001(\t\022\027\n\ntotal_si" +
-      "ze\030\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024DeleteSe" +
-      "ssionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep" +
-      "_history\030\002 \001(\010\"(\n\025DeleteSessionResponse\022" +
-      "\017\n\007deleted\030\001 \001(\010\"\277\001\n\016ResolveRequest\022\023\n\013a" +
-      "pproval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004no" +
-      "te\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.Agen" +
-      "tSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_id\030" +
-      "\006 \001(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\022\016\n\006an" +
-      "swer\030\n \001(\t\"2\n\017ResolveResponse\022\037\n\005event\030\001" +
-      " \001(\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030" +
-      "\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprova" +
-      "lsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v" +
-      "1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016H" +
-      "istoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpag" +
-      "e_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022incl" +
-      "ude_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022" +
-      "(\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEntr" +
-      "y\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch" +
-      "\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002" +
-      " \003(\0132\022.luosho.v1.Message\022 \n\023business_sta" +
-      "te_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132" +
-      "\032.luosho.v1.ToolResultPatch\022\024\n\014append_in" +
-      "put\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017Too" +
-      "lResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013re" +
-      "sult_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013For" +
-      "kRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_ste" +
-      "p\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch" +
-      "\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkResp" +
-      "onse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)" +
-      "\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoin" +
-      "t\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(" +
-      "\t\022\024\n\014session_id_b\030\002 \001(\t\"\207\001\n\016TrajectorySt" +
-      "ep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls" +
-      "\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\022\r\n\005mod" +
-      "el\030\004 \001(\t\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usag" +
-      "e\"\332\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001" +
-      "(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t" +
-      "\022\030\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006" +
-      " \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(" +
-      "\0132\031.luosho.v1.TrajectoryStepB\016\n\014_result_" +
-      "jsonJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments" +
-      "_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"" +
-      "\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(" +
-      "\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_ch" +
-      "anged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho." +
-      "v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007ste" +
-      "ps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\0220\n\017finish_reason_b\030" +
-      "\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compa" +
-      "reResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajec" +
-      "toryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drif" +
-      "t\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_" +
-      "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
-      "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
-      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
-      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
-      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
-      "\302\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport" +
-      "\030\007 \001(\0162\027.luosho.v1.McpTransport\022(\n\005state" +
-      "\030\010 \001(\0162\031.luosho.v1.McpServerState\022\016\n\006sta" +
-      "rts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006" +
-      " \003(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n" +
-      "\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 " +
-      "\001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_o" +
-      "nly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030" +
-      "\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destru" +
-      "ctive_hint*\233\033\n\013ErrorReason\022\034\n\030ERROR_REAS" +
-      "ON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNA" +
-      "L\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"" +
-      "\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ER" +
-      "ROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERR" +
-      "OR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_" +
-      "REASON_SESSION_EXISTS\020\006\022$\n ERROR_REASON_" +
-      "EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TO" +
-      "OL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL" +
-      "_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESS" +
-      "ION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_" +
-      "AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOO" +
-      "L_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY" +
-      "\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR" +
-      "_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON" +
-      "_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHU" +
-      "TTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RU" +
-      "NS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023" +
-      "\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ER" +
-      "ROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_" +
-      "REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPU" +
-      "T_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_" +
-      "REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020" +
-      "\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERR" +
-      "OR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_RE" +
-      "ASON_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DU" +
-      "PLICATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_" +
-      "DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF" +
-      "_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPU" +
-      "T_REQUIRED\020,\022$\n ERROR_REASON_INVALID_APP" +
-      "ROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_APPRO" +
-      "VAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_DR" +
-      "IFT_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HIS" +
-      "TORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\020" +
-      "1\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031E" +
-      "RROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REAS" +
-      "ON_INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_I" +
-      "NVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INV" +
-      "ALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_M" +
-      "ODEL\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SET" +
-      "TINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZ" +
-      "E\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:" +
-      "\022#\n\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037\n" +
-      "\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_" +
-      "REASON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REA" +
-      "SON_INVALID_STATUS\020>\022!\n\035ERROR_REASON_INV" +
-      "ALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_" +
-      "SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INVALID_" +
-      "TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_T" +
-      "OOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALI" +
-      "D_TOOL_NAME\020C\022$\n ERROR_REASON_INVALID_TO" +
-      "OL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL" +
-      "_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOU" +
-      "ND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER" +
-      "_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRI" +
-      "PTION_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGEN" +
-      "T_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON" +
-      "_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REAS" +
-      "ON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_RE" +
-      "ASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_T" +
-      "OOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASO" +
-      "N_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_U" +
-      "NKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKN" +
-      "OWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_T" +
-      "OOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETEN" +
-      "TION\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d" +
-      "\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE\020" +
-      "e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERR" +
-      "OR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_" +
-      "REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASO" +
-      "N_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON" +
-      "_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_IN" +
-      "VALID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_IN" +
-      "VALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INV" +
-      "ALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASO" +
-      "N_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_IN" +
-      "VALID_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_N" +
-      "EWEST_FIRST\020p\022+\n\'ERROR_REASON_INVALID_IN" +
-      "CLUDE_TOTAL_SIZE\020q\022$\n ERROR_REASON_RECON" +
-      "CILE_NOT_ASKED\020x\022*\n&ERROR_REASON_INVALID" +
-      "_RECONCILE_OUTCOME\020y\022\037\n\033ERROR_REASON_INV" +
-      "ALID_LIMITS\020}\022)\n%ERROR_REASON_COST_LIMIT" +
-      "_WITHOUT_PRICE\020~\022)\n$ERROR_REASON_INVALID",
-      "_COSTLIEST_FIRST\020\202\001\022\'\n\"ERROR_REASON_INVA" +
-      "LID_OUTPUT_SCHEMA\020\226\001\022!\n\034ERROR_REASON_ANS" +
-      "WER_REQUIRED\020\233\001\022$\n\037ERROR_REASON_ANSWER_N" +
-      "OT_ALLOWED\020\234\001\022)\n$ERROR_REASON_INVALID_FA" +
-      "LLBACK_MODELS\020\221\001*_\n\004Role\022\024\n\020ROLE_UNSPECI" +
-      "FIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022" +
-      "\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Ag" +
-      "entDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNS" +
-      "PECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022" +
-      "\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_D" +
-      "RIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatu" +
-      "s\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035" +
-      "CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECK" +
-      "POINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHEC" +
-      "KPOINT_STATUS_FINISHED\020\003*\214\002\n\014FinishReaso" +
-      "n\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINI" +
-      "SH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_ST" +
-      "EPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINI" +
-      "SH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_" +
-      "REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASO" +
-      "N_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_REASON_O" +
-      "UTPUT_INVALID\020\007*\177\n\nMcpRetryOn\022\034\n\030MCP_RET" +
-      "RY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIME" +
-      "OUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027M" +
-      "CP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022" +
-      "\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APP" +
-      "ROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*e\n" +
-      "\014ApprovalKind\022\035\n\031APPROVAL_KIND_UNSPECIFI" +
-      "ED\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026APPR" +
-      "OVAL_KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RUN_M" +
-      "ODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021R" +
-      "UN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*" +
-      "\223\001\n\020ReconcileOutcome\022!\n\035RECONCILE_OUTCOM" +
-      "E_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DON" +
-      "E\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035" +
-      "\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExe" +
-      "cutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024" +
-      "TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_" +
-      "DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIE" +
-      "D\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUE" +
-      "UE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_R" +
-      "OLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUT" +
-      "COME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACC" +
-      "EPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n" +
-      "\014McpTransport\022\035\n\031MCP_TRANSPORT_UNSPECIFI" +
-      "ED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRA" +
-      "NSPORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_" +
-      "SERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER" +
-      "_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE" +
-      "_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010" +
-      "\n\014AgentService\022B\n\007Execute\022\031.luosho.v1.Ex" +
-      "ecuteRequest\032\032.luosho.v1.ExecuteResponse" +
-      "0\001\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031" +
-      ".luosho.v1.ResumeResponse0\001\022[\n\020SubmitToo" +
-      "lResult\022\".luosho.v1.SubmitToolResultRequ" +
-      "est\032#.luosho.v1.SubmitToolResultResponse" +
-      "\022=\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031.l" +
-      "uosho.v1.CancelResponse\022I\n\nGetSession\022\034." +
-      "luosho.v1.GetSessionRequest\032\035.luosho.v1." +
-      "GetSessionResponse\022O\n\014ListSessions\022\036.luo" +
-      "sho.v1.ListSessionsRequest\032\037.luosho.v1.L" +
-      "istSessionsResponse\022R\n\rDeleteSession\022\037.l" +
-      "uosho.v1.DeleteSessionRequest\032 .luosho.v" +
-      "1.DeleteSessionResponse\022B\n\007Resolve\022\031.luo" +
-      "sho.v1.ResolveRequest\032\032.luosho.v1.Resolv" +
-      "eResponse0\001\022R\n\rListApprovals\022\037.luosho.v1" +
-      ".ListApprovalsRequest\032 .luosho.v1.ListAp" +
-      "provalsResponse\022@\n\007History\022\031.luosho.v1.H" +
-      "istoryRequest\032\032.luosho.v1.HistoryRespons" +
-      "e\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luos" +
-      "ho.v1.ForkResponse\022@\n\007Compare\022\031.luosho.v" +
-      "1.CompareRequest\032\032.luosho.v1.CompareResp" +
-      "onse\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030" +
-      ".luosho.v1.WatchResponse0\001\022U\n\016ListMcpSer" +
-      "vers\022 .luosho.v1.ListMcpServersRequest\032!" +
-      ".luosho.v1.ListMcpServersResponse\022O\n\014Deq" +
-      "ueueInput\022\036.luosho.v1.DequeueInputReques" +
-      "t\032\037.luosho.v1.DequeueInputResponseB\035\n\rde" +
-      "v.luosho.v1B\nAgentProtoP\001b\006proto3"
+      "_schema_json\030A \001(\t\022\022\n\nsleep_tool\030P \001(\010B\014" +
+      "\n\n_max_stepsB\023\n\021_tool_concurrencyB\022\n\020_to" +
+      "ol_timeout_msB\026\n\024_approval_timeout_msB\025\n" +
+      "\023_max_subagent_depth\"g\n\006Limits\022\036\n\003run\030\001 " +
+      "\001(\0132\021.luosho.v1.Budget\022\"\n\007session\030\002 \001(\0132" +
+      "\021.luosho.v1.Budget\022\031\n\021count_paused_time\030" +
+      "\003 \001(\010\"\212\002\n\006Budget\022\031\n\014input_tokens\030\001 \001(\003H\000" +
+      "\210\001\001\022\032\n\routput_tokens\030\002 \001(\003H\001\210\001\001\022\031\n\014total" +
+      "_tokens\030\003 \001(\003H\002\210\001\001\022\025\n\010cost_usd\030\004 \001(\001H\003\210\001" +
+      "\001\022\030\n\013model_calls\030\005 \001(\003H\004\210\001\001\022\032\n\rwall_cloc" +
+      "k_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_input_tokensB\020\n\016_out" +
+      "put_tokensB\017\n\r_total_tokensB\013\n\t_cost_usd" +
+      "B\016\n\014_model_callsB\020\n\016_wall_clock_ms\"R\n\010Su" +
+      "bAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(" +
+      "\t\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\"I" +
+      "\n\013SubAgentTag\022\014\n\004name\030\001 \001(\t\022\r\n\005depth\030\002 \001" +
+      "(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task_id\030\004 \001(\t\"\267\001\n\014Mc" +
+      "pServerUse\022\014\n\004name\030\001 \001(\t\022\023\n\013allow_tools\030" +
+      "\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030" +
+      "\004 \001(\0132\031.luosho.v1.McpRetryPolicy\0222\n\016tool" +
+      "_overrides\030\005 \003(\0132\032.luosho.v1.McpToolOver" +
+      "rideB\r\n\013_timeout_ms\"_\n\016McpRetryPolicy\022\020\n" +
+      "\010attempts\030\001 \001(\005\022\022\n\nbackoff_ms\030\002 \001(\003\022\'\n\010r" +
+      "etry_on\030\003 \003(\0162\025.luosho.v1.McpRetryOn\"\233\001\n" +
+      "\017McpToolOverride\022\014\n\004tool\030\001 \001(\t\022(\n\010approv" +
+      "al\030\002 \001(\0162\026.luosho.v1.McpApproval\022\027\n\ntime" +
+      "out_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosh" +
+      "o.v1.McpRetryPolicyB\r\n\013_timeout_ms\"<\n\010To" +
+      "olCall\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argu" +
+      "ments_json\030\003 \001(\t\"\315\001\n\007Message\022\035\n\004role\030\001 \001" +
+      "(\0162\017.luosho.v1.Role\022\017\n\007content\030\002 \001(\t\022\'\n\n" +
+      "tool_calls\030\003 \003(\0132\023.luosho.v1.ToolCall\022\024\n" +
+      "\014tool_call_id\030\004 \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020" +
+      "\n\010is_error\030\006 \001(\010\022\r\n\005model\030\007 \001(\t\022\037\n\005usage" +
+      "\030\010 \001(\0132\020.luosho.v1.Usage\"\311\001\n\005Usage\022\025\n\rpr" +
+      "ompt_tokens\030\001 \001(\003\022\031\n\021completion_tokens\030\002" +
+      " \001(\003\022\024\n\014total_tokens\030\003 \001(\003\022\023\n\013model_call" +
+      "s\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(\001\022\033\n\023cached_inpu" +
+      "t_tokens\030\006 \001(\003\022\032\n\022cache_write_tokens\030\007 \001" +
+      "(\003\022\030\n\020reasoning_tokens\030\010 \001(\003\"\241\001\n\016ToolCal" +
+      "lRecord\022!\n\004call\030\001 \001(\0132\023.luosho.v1.ToolCa" +
+      "ll\022\014\n\004step\030\002 \001(\005\022\030\n\013result_json\030\004 \001(\tH\000\210" +
+      "\001\001\022\020\n\010is_error\030\005 \001(\010\022\020\n\010attempts\030\006 \001(\005B\016" +
+      "\n\014_result_jsonJ\004\010\003\020\004R\nhas_result\"\322\001\n\020Age" +
+      "ntFingerprint\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001" +
+      "(\t\022M\n\022tool_schema_hashes\030\003 \003(\01321.luosho." +
+      "v1.AgentFingerprint.ToolSchemaHashesEntr" +
+      "y\022\031\n\021instructions_hash\030\004 \001(\t\0327\n\025ToolSche" +
+      "maHashesEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(" +
+      "\t:\0028\001\"\251\010\n\nCheckpoint\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Message\022\022" +
+      "\n\nstep_index\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luos" +
+      "ho.v1.Usage\022\033\n\023business_state_json\030\005 \001(\t" +
+      "\022+\n\006status\030\006 \001(\0162\033.luosho.v1.CheckpointS" +
+      "tatus\022\023\n\013approval_id\030\007 \001(\t\022.\n\rfinish_rea" +
+      "son\030\010 \001(\0162\027.luosho.v1.FinishReason\0220\n\013fi" +
+      "ngerprint\030\t \001(\0132\033.luosho.v1.AgentFingerp" +
+      "rint\022-\n\ntool_calls\030\n \003(\0132\031.luosho.v1.Too" +
+      "lCallRecord\022.\n\nupdated_at\030\013 \001(\0132\032.google" +
+      ".protobuf.Timestamp\022#\n\005agent\030\014 \001(\0132\024.luo" +
+      "sho.v1.AgentSpec\022%\n\013total_usage\030\r \001(\0132\020." +
+      "luosho.v1.Usage\022\017\n\007version\030\016 \001(\003\022\016\n\006run_" +
+      "id\030\017 \001(\t\022)\n\nlast_drift\030\020 \001(\0132\025.luosho.v1" +
+      ".AgentDrift\022)\n\017delegated_usage\030( \001(\0132\020.l" +
+      "uosho.v1.Usage\022+\n\tsubagents\030) \003(\0132\030.luos" +
+      "ho.v1.SubAgentState\022)\n\rearly_results\030* \003" +
+      "(\0132\022.luosho.v1.Message\0225\n\010attempts\030< \003(\013" +
+      "2#.luosho.v1.Checkpoint.AttemptsEntry\022\'\n" +
+      "\005tasks\030_ \003(\0132\030.luosho.v1.SubAgentState\0222" +
+      "\n\016run_started_at\0302 \001(\0132\032.google.protobuf" +
+      ".Timestamp\022\025\n\rrun_paused_ms\0303 \001(\003\0226\n\022ses" +
+      "sion_started_at\0304 \001(\0132\032.google.protobuf." +
+      "Timestamp\022\031\n\021session_paused_ms\0305 \001(\003\022+\n\007" +
+      "wake_at\030K \001(\0132\032.google.protobuf.Timestam" +
+      "p\022\025\n\rsleep_call_id\030L \001(\t\032/\n\rAttemptsEntr" +
+      "y\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\rSu" +
+      "bAgentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001" +
+      "(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_" +
+      "id\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosho.v1.M" +
+      "essage\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(" +
+      "\0132\020.luosho.v1.Usage\0220\n\013fingerprint\030\t \001(\013" +
+      "2\033.luosho.v1.AgentFingerprint\"\363\002\n\010Approv" +
+      "al\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 " +
+      "\001(\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolC" +
+      "all\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolC" +
+      "all\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033" +
+      ".luosho.v1.AgentFingerprint\022.\n\ncreated_a" +
+      "t\030\007 \001(\0132\032.google.protobuf.Timestamp\022.\n\ne" +
+      "xpires_at\030\010 \001(\0132\032.google.protobuf.Timest" +
+      "amp\022\025\n\rsubagent_path\030( \003(\t\022%\n\004kind\030) \001(\016" +
+      "2\027.luosho.v1.ApprovalKind\022\020\n\010question\030* " +
+      "\001(\t\"\260\002\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010sa" +
+      "ved_at\030\002 \001(\0132\032.google.protobuf.Timestamp" +
+      "\022+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointS" +
+      "tatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030" +
+      "\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Ch" +
+      "eckpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020" +
+      ".luosho.v1.Usage\022%\n\013total_usage\030\t \001(\0132\020." +
+      "luosho.v1.Usage\022\r\n\005chain\030\n \001(\t\"\360\002\n\016Sessi" +
+      "onSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006status\030" +
+      "\002 \001(\0162\033.luosho.v1.CheckpointStatus\022.\n\rfi" +
+      "nish_reason\030\003 \001(\0162\027.luosho.v1.FinishReas" +
+      "on\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_count\030" +
+      "\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdated_at" +
+      "\030\007 \001(\0132\032.google.protobuf.Timestamp\022)\n\nla" +
+      "st_drift\030\010 \001(\0132\025.luosho.v1.AgentDrift\022%\n" +
+      "\013total_usage\030\t \001(\0132\020.luosho.v1.Usage\022+\n\007" +
+      "wake_at\030\024 \001(\0132\032.google.protobuf.Timestam" +
+      "p\"\360\007\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_i" +
+      "d\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.goo" +
+      "gle.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010" +
+      "replayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luos" +
+      "ho.v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.l" +
+      "uosho.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\013" +
+      "2\024.luosho.v1.ModelTurnH\000\0221\n\ttool_call\030\r " +
+      "\001(\0132\034.luosho.v1.ToolCallRequestedH\000\022,\n\013t" +
+      "ool_result\030\016 \001(\0132\025.luosho.v1.ToolResultH" +
+      "\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.StepDon" +
+      "eH\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunDon" +
+      "eH\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.Age" +
+      "ntDriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v" +
+      "1.TextDeltaH\000\022:\n\022approval_requested\030\023 \001(" +
+      "\0132\034.luosho.v1.ApprovalRequestedH\000\022*\n\ntoo" +
+      "l_retry\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000\022.\n" +
+      "\014input_queued\030\037 \001(\0132\026.luosho.v1.InputQue" +
+      "uedH\000\0228\n\021approval_resolved\030  \001(\0132\033.luosh" +
+      "o.v1.ApprovalResolvedH\000\0224\n\017budget_exceed" +
+      "ed\030! \001(\0132\031.luosho.v1.BudgetExceededH\000\0222\n" +
+      "\016tool_reconcile\030\" \001(\0132\030.luosho.v1.ToolRe" +
+      "concileH\000\0222\n\016provider_retry\030$ \001(\0132\030.luos" +
+      "ho.v1.ProviderRetryH\000\0228\n\021provider_fallba" +
+      "ck\030% \001(\0132\033.luosho.v1.ProviderFallbackH\000\022" +
+      "(\n\010subagent\030( \001(\0132\026.luosho.v1.SubAgentTa" +
+      "gB\t\n\007payload\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162" +
+      "\022.luosho.v1.RunMode\022\022\n\nstep_index\030\002 \001(\005\022" +
+      "0\n\013fingerprint\030\003 \001(\0132\033.luosho.v1.AgentFi" +
+      "ngerprint\022\022\n\nrequest_id\030\004 \001(\t\"\245\001\n\020Approv" +
+      "alResolved\022\023\n\013approval_id\030\001 \001(\t\022\024\n\014tool_" +
+      "call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010appr" +
+      "oved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n\ndecided_by\030\006" +
+      " \001(\t\022\017\n\007expired\030\007 \001(\010\022\016\n\006answer\030\n \001(\t\"\031\n" +
+      "\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n" +
+      "\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1" +
+      ".Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usag" +
+      "e\"\305\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n" +
+      "\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntime" +
+      "out_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho." +
+      "v1.ToolExecutor\022\017\n\007attempt\030\004 \001(\005\022/\n\nreco" +
+      "nciled\030\005 \001(\0162\033.luosho.v1.ReconcileOutcom" +
+      "e\"e\n\rToolReconcile\022\014\n\004step\030\001 \001(\005\022!\n\004call" +
+      "\030\002 \001(\0132\023.luosho.v1.ToolCall\022\017\n\007attempt\030\003" +
+      " \001(\005\022\022\n\ntimeout_ms\030\004 \001(\003\"t\n\tToolRetry\022\014\n" +
+      "\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttoo" +
+      "l_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005" +
+      " \001(\t\022\020\n\010delay_ms\030\006 \001(\003\"^\n\rProviderRetry\022" +
+      "\014\n\004step\030\001 \001(\005\022\r\n\005model\030\002 \001(\t\022\017\n\007attempt\030" +
+      "\003 \001(\005\022\r\n\005error\030\004 \001(\t\022\020\n\010delay_ms\030\005 \001(\003\"y" +
+      "\n\020ProviderFallback\022\014\n\004step\030\001 \001(\005\022\022\n\nfrom" +
+      "_model\030\002 \001(\t\022\020\n\010to_model\030\003 \001(\t\022\r\n\005error\030" +
+      "\004 \001(\t\022\016\n\006reason\030\005 \001(\t\022\022\n\nerror_type\030\006 \001(" +
+      "\t\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_ca" +
+      "ll_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result" +
+      "_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDon" +
+      "e\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001" +
+      "(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel" +
+      "_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_a" +
+      "dded\030\003 \003(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtoo" +
+      "ls_changed\030\005 \003(\t\022\034\n\024instructions_changed" +
+      "\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021ApprovalReque" +
+      "sted\022%\n\010approval\030\001 \001(\0132\023.luosho.v1.Appro" +
+      "val\"\216\001\n\016BudgetExceeded\022\r\n\005scope\030\001 \001(\t\022\r\n" +
+      "\005limit\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014\n\004used\030\004 \001(" +
+      "\001\022\022\n\nworst_case\030\005 \001(\001\022\037\n\005usage\030\006 \001(\0132\020.l" +
+      "uosho.v1.Usage\022\014\n\004path\030\007 \003(\t\"\207\002\n\007RunDone" +
+      "\022.\n\rfinish_reason\030\001 \001(\0162\027.luosho.v1.Fini" +
+      "shReason\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Che" +
+      "ckpointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nste" +
+      "p_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1" +
+      ".Usage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_c" +
+      "ount\030\007 \001(\005\022\023\n\013output_json\030\010 \001(\t\022\025\n\routpu" +
+      "t_errors\030\t \003(\t\"\321\002\n\016ExecuteRequest\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1" +
+      ".Message\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.Agen" +
+      "tSpec\022 \n\023business_state_json\030\004 \001(\tH\000\210\001\001\022" +
+      "\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001" +
+      "(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfB" +
+      "usy\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001B\026\n\024_busin" +
+      "ess_state_jsonB\020\n\016_history_limitB\017\n\r_ret" +
+      "ention_msJ\004\010\010\020\tR\021retention_seconds\"\253\001\n\013Q" +
+      "ueuedInput\022\022\n\nrequest_id\030\001 \001(\t\022!\n\005input\030" +
+      "\002 \003(\0132\022.luosho.v1.Message\022\"\n\007if_busy\030\003 \001" +
+      "(\0162\021.luosho.v1.IfBusy\022\020\n\010position\030\004 \001(\003\022" +
+      "/\n\013enqueued_at\030\005 \001(\0132\032.google.protobuf.T" +
+      "imestamp\"0\n\013InputQueued\022\022\n\nrequest_id\030\001 " +
+      "\001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueInputReques" +
+      "t\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(" +
+      "\t\"\'\n\024DequeueInputResponse\022\017\n\007removed\030\001 \001" +
+      "(\010\"2\n\017ExecuteResponse\022\037\n\005event\030\001 \001(\0132\020.l" +
+      "uosho.v1.Event\"j\n\rResumeRequest\022\022\n\nsessi" +
+      "on_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.A" +
+      "gentSpec\022\022\n\nrequest_id\030\003 \001(\t\022\014\n\004wake\030\024 \001" +
+      "(\010\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020.lu" +
+      "osho.v1.Event\"\232\001\n\027SubmitToolResultReques" +
+      "t\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 " +
+      "\001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001" +
+      "(\010\022.\n\treconcile\030\005 \001(\0162\033.luosho.v1.Reconc" +
+      "ileOutcome\"V\n\030SubmitToolResultResponse\022)" +
+      "\n\007outcome\030\001 \001(\0162\030.luosho.v1.SubmitOutcom" +
+      "e\022\017\n\007attempt\030\002 \001(\005\"#\n\rCancelRequest\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcan" +
+      "celled\030\001 \001(\010\"\'\n\021GetSessionRequest\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\"\253\002\n\022GetSessionResponse\022)\n\n" +
+      "checkpoint\030\001 \001(\0132\025.luosho.v1.Checkpoint\022" +
+      "%\n\005queue\030\002 \003(\0132\026.luosho.v1.QueuedInput\0223" +
+      "\n\022last_model_failure\030\003 \001(\0132\027.luosho.v1.M" +
+      "odelFailure\022G\n\016usage_by_model\030\004 \003(\0132/.lu" +
+      "osho.v1.GetSessionResponse.UsageByModelE" +
+      "ntry\032E\n\021UsageByModelEntry\022\013\n\003key\030\001 \001(\t\022\037" +
+      "\n\005value\030\002 \001(\0132\020.luosho.v1.Usage:\0028\001\"\220\002\n\014" +
+      "ModelFailure\022\016\n\006reason\030\001 \001(\t\022\017\n\007message\030" +
+      "\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luosho.v1.Mode" +
+      "lFailure.MetadataEntry\022-\n\tfailed_at\030\004 \001(" +
+      "\0132\032.google.protobuf.Timestamp\022\020\n\010failure" +
+      "s\030\005 \001(\005\0224\n\020retry_not_before\030\006 \001(\0132\032.goog" +
+      "le.protobuf.Timestamp\032/\n\rMetadataEntry\022\013" +
+      "\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\317\001\n\023ListS" +
+      "essionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npag" +
+      "e_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v" +
+      "1.CheckpointStatus\022\031\n\021session_id_prefix\030" +
+      "\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n\022include_t" +
+      "otal_size\030\006 \001(\010\022\027\n\017costliest_first\030\007 \001(\010" +
+      "\"\204\001\n\024ListSessionsResponse\022+\n\010sessions\030\001 " +
+      "\003(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_p" +
+      "age_token\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001" +
+      "B\r\n\013_total_size\"@\n\024DeleteSessionRequest\022" +
+      "\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(" +
+      "\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 " +
+      "\001(\010\"\277\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 " +
+      "\001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005a" +
+      "gent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequ" +
+      "est_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023deta" +
+      "ch_on_tool_call\030\007 \001(\010\022\016\n\006answer\030\n \001(\t\"2\n" +
+      "\017ResolveResponse\022\037\n\005event\030\001 \001(\0132\020.luosho" +
+      ".v1.Event\"Q\n\024ListApprovalsRequest\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage" +
+      "_token\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n" +
+      "\tapprovals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n" +
+      "\017next_page_token\030\002 \001(\t\"g\n\016HistoryRequest" +
+      "\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022" +
+      "\022\n\npage_token\030\003 \001(\t\022\032\n\022include_checkpoin" +
+      "t\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 " +
+      "\003(\0132\027.luosho.v1.HistoryEntry\022\027\n\017next_pag" +
+      "e_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_m" +
+      "essages\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho" +
+      ".v1.Message\022 \n\023business_state_json\030\003 \001(\t" +
+      "H\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.T" +
+      "oolResultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024" +
+      "_business_state_json\"N\n\017ToolResultPatch\022" +
+      "\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001" +
+      "(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016ne" +
+      "w_session_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luos" +
+      "ho.v1.ForkPatch\"[\n\014ForkResponse\022\022\n\nsessi" +
+      "on_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030" +
+      "\003 \001(\0132\025.luosho.v1.Checkpoint\"<\n\016CompareR" +
+      "equest\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_" +
+      "id_b\030\002 \001(\t\"\207\001\n\016TrajectoryStep\022\r\n\005index\030\001" +
+      " \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luos" +
+      "ho.v1.TrajectoryCall\022\r\n\005model\030\004 \001(\t\022\037\n\005u" +
+      "sage\030\005 \001(\0132\020.luosho.v1.Usage\"\332\001\n\016Traject" +
+      "oryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002 " +
+      "\001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\030\n\013result_js" +
+      "on\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_" +
+      "id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031.luosho.v1" +
+      ".TrajectoryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\nh" +
+      "as_result\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005" +
+      "\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t" +
+      "\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Trajector" +
+      "yDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_ord" +
+      "er_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+" +
+      "\n\targuments\030\004 \003(\0132\030.luosho.v1.ArgumentDr" +
+      "ift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n" +
+      "\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Finis" +
+      "hReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosh" +
+      "o.v1.FinishReason\"\262\001\n\017CompareResponse\022$\n" +
+      "\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b" +
+      "\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013div" +
+      "erged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luo" +
+      "sho.v1.TrajectoryDriftB\016\n\014_diverged_at\"E" +
+      "\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\taf" +
+      "ter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchRe" +
+      "sponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"" +
+      "(\n\025ListMcpServersRequest\022\017\n\007refresh\030\001 \001(" +
+      "\010\"?\n\026ListMcpServersResponse\022%\n\007servers\030\001" +
+      " \003(\0132\024.luosho.v1.McpServer\"\302\001\n\tMcpServer" +
+      "\022\014\n\004name\030\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luos" +
+      "ho.v1.McpTransport\022(\n\005state\030\010 \001(\0162\031.luos" +
+      "ho.v1.McpServerState\022\016\n\006starts\030\004 \001(\005\022\022\n\n" +
+      "last_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho" +
+      ".v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004n" +
+      "ame\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_" +
+      "schema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(" +
+      "\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n" +
+      "\017_read_only_hintB\023\n\021_destructive_hint*\337\033" +
+      "\n\013ErrorReason\022\034\n\030ERROR_REASON_UNSPECIFIE" +
+      "D\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n\035ERROR_" +
+      "REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REASO" +
+      "N_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_REASON_CH" +
+      "ECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR_REASON_APP" +
+      "ROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_REASON_SESSIO" +
+      "N_EXISTS\020\006\022$\n ERROR_REASON_EVENTS_OUT_OF" +
+      "_RANGE\020\007\022$\n ERROR_REASON_TOOL_CALL_NOT_F" +
+      "OUND\020\010\022&\n\"ERROR_REASON_TOOL_CALL_NOT_PEN" +
+      "DING\020\t\022*\n&ERROR_REASON_SESSION_AWAITING_" +
+      "APPROVAL\020\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013" +
+      "\022$\n ERROR_REASON_RESUME_TOOL_MISSING\020\014\022\035" +
+      "\n\031ERROR_REASON_SESSION_BUSY\020\r\022\033\n\027ERROR_R" +
+      "EASON_LEASE_LOST\020\016\022\037\n\033ERROR_REASON_PROVI" +
+      "DER_ERROR\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJ" +
+      "ECTED\020\020\022\036\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022" +
+      "\036\n\032ERROR_REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR" +
+      "_REASON_DAEMON_OVERLOADED\020\023\022 \n\034ERROR_REA" +
+      "SON_UNAUTHENTICATED\020\024\022\"\n\036ERROR_REASON_ST" +
+      "ORE_UNAVAILABLE\020\025\022\033\n\027ERROR_REASON_STORE_" +
+      "FULL\020\026\022\037\n\033ERROR_REASON_INPUT_DEQUEUED\020\027\022" +
+      "\"\n\036ERROR_REASON_REQUEST_ID_REUSED\020\030\022\037\n\033E" +
+      "RROR_REASON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_RE" +
+      "ASON_TOKEN_INVALID\020\032\022!\n\035ERROR_REASON_ROL" +
+      "E_NOT_ALLOWED\020\033\022\037\n\033ERROR_REASON_AGENT_RE" +
+      "QUIRED\020(\022(\n$ERROR_REASON_DUPLICATE_SUBAG" +
+      "ENT_NAME\020)\022$\n ERROR_REASON_DUPLICATE_TOO" +
+      "L_NAME\020*\022$\n ERROR_REASON_IF_BUSY_UNSUPPO" +
+      "RTED\020+\022\037\n\033ERROR_REASON_INPUT_REQUIRED\020,\022" +
+      "$\n ERROR_REASON_INVALID_APPROVAL_ID\020-\022)\n" +
+      "%ERROR_REASON_INVALID_APPROVAL_TIMEOUT\020." +
+      "\022%\n!ERROR_REASON_INVALID_DRIFT_POLICY\020/\022" +
+      "&\n\"ERROR_REASON_INVALID_HISTORY_LIMIT\0200\022" +
+      "\033\n\027ERROR_REASON_INVALID_ID\0201\022 \n\034ERROR_RE" +
+      "ASON_INVALID_IF_BUSY\0202\022\035\n\031ERROR_REASON_I" +
+      "NVALID_JSON\0203\022\"\n\036ERROR_REASON_INVALID_MA" +
+      "X_STEPS\0204\022$\n ERROR_REASON_INVALID_MCP_SE" +
+      "RVERS\0205\022 \n\034ERROR_REASON_INVALID_MESSAGE\020" +
+      "6\022\036\n\032ERROR_REASON_INVALID_MODEL\0207\022\'\n#ERR" +
+      "OR_REASON_INVALID_MODEL_SETTINGS\0208\022\"\n\036ER" +
+      "ROR_REASON_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_" +
+      "REASON_INVALID_PAGE_TOKEN\020:\022#\n\037ERROR_REA" +
+      "SON_INVALID_REQUEST_ID\020;\022\037\n\033ERROR_REASON" +
+      "_INVALID_SCRIPT\020<\022#\n\037ERROR_REASON_INVALI" +
+      "D_SESSION_ID\020=\022\037\n\033ERROR_REASON_INVALID_S" +
+      "TATUS\020>\022!\n\035ERROR_REASON_INVALID_SUBAGENT" +
+      "\020?\022&\n\"ERROR_REASON_INVALID_SUBAGENT_NAME" +
+      "\020@\022%\n!ERROR_REASON_INVALID_TOOL_CALL_ID\020" +
+      "A\022)\n%ERROR_REASON_INVALID_TOOL_CONCURREN" +
+      "CY\020B\022\"\n\036ERROR_REASON_INVALID_TOOL_NAME\020C" +
+      "\022$\n ERROR_REASON_INVALID_TOOL_SCHEMA\020D\022%" +
+      "\n!ERROR_REASON_INVALID_TOOL_TIMEOUT\020E\022 \n" +
+      "\034ERROR_REASON_MODEL_NOT_FOUND\020F\022*\n&ERROR" +
+      "_REASON_SUBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*E" +
+      "RROR_REASON_SUBAGENT_DESCRIPTION_REQUIRE" +
+      "D\020H\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTION" +
+      "_TOO_LONG\020I\022(\n$ERROR_REASON_SUBAGENT_SPE" +
+      "C_TOO_LARGE\020J\022(\n$ERROR_REASON_SUBAGENT_T" +
+      "ASK_NOT_FOUND\020K\022 \n\034ERROR_REASON_TASK_TOO" +
+      "L_CLASH\020L\022)\n%ERROR_REASON_TOOL_RESULT_OU" +
+      "T_OF_ORDER\020M\022#\n\037ERROR_REASON_TOO_MANY_SU" +
+      "BAGENTS\020N\022#\n\037ERROR_REASON_UNKNOWN_MCP_SE" +
+      "RVER\020O\022!\n\035ERROR_REASON_UNKNOWN_PROVIDER\020" +
+      "P\022\"\n\036ERROR_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n" +
+      "\036ERROR_REASON_INVALID_RETENTION\020R\022 \n\034ERR" +
+      "OR_REASON_INVALID_REQUEST\020d\022\'\n#ERROR_REA" +
+      "SON_UNSUPPORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_RE" +
+      "ASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_REASON_MET" +
+      "HOD_NOT_ALLOWED\020g\022!\n\035ERROR_REASON_HOST_N" +
+      "OT_ALLOWED\020h\022%\n!ERROR_REASON_CSRF_ORIGIN" +
+      "_MISMATCH\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_I" +
+      "NVALID\020j\022&\n\"ERROR_REASON_INVALID_LAST_EV" +
+      "ENT_ID\020k\022%\n!ERROR_REASON_INVALID_KEEP_HI" +
+      "STORY\020l\022+\n\'ERROR_REASON_INVALID_INCLUDE_" +
+      "CHECKPOINT\020m\022\"\n\036ERROR_REASON_INVALID_AFT" +
+      "ER_SEQ\020n\022\037\n\033ERROR_REASON_INVALID_FOLLOW\020" +
+      "o\022%\n!ERROR_REASON_INVALID_NEWEST_FIRST\020p" +
+      "\022+\n\'ERROR_REASON_INVALID_INCLUDE_TOTAL_S" +
+      "IZE\020q\022$\n ERROR_REASON_RECONCILE_NOT_ASKE",
+      "D\020x\022*\n&ERROR_REASON_INVALID_RECONCILE_OU" +
+      "TCOME\020y\022\037\n\033ERROR_REASON_INVALID_LIMITS\020}" +
+      "\022)\n%ERROR_REASON_COST_LIMIT_WITHOUT_PRIC" +
+      "E\020~\022)\n$ERROR_REASON_INVALID_COSTLIEST_FI" +
+      "RST\020\202\001\022\'\n\"ERROR_REASON_INVALID_OUTPUT_SC" +
+      "HEMA\020\226\001\022!\n\034ERROR_REASON_ANSWER_REQUIRED\020" +
+      "\233\001\022$\n\037ERROR_REASON_ANSWER_NOT_ALLOWED\020\234\001" +
+      "\022\"\n\035ERROR_REASON_SESSION_SLEEPING\020\252\001\022\036\n\031" +
+      "ERROR_REASON_NOT_SLEEPING\020\253\001\022)\n$ERROR_RE" +
+      "ASON_INVALID_FALLBACK_MODELS\020\221\001*_\n\004Role\022" +
+      "\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r" +
+      "\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROL" +
+      "E_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_D" +
+      "RIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT" +
+      "_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERR" +
+      "OR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\301\001\n\020" +
+      "CheckpointStatus\022!\n\035CHECKPOINT_STATUS_UN" +
+      "SPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROG" +
+      "RESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APP" +
+      "ROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003\022" +
+      "\036\n\032CHECKPOINT_STATUS_SLEEPING\020\004*\250\002\n\014Fini" +
+      "shReason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022" +
+      "\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON" +
+      "_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022" +
+      "#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035" +
+      "FINISH_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINIS" +
+      "H_REASON_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_R" +
+      "EASON_OUTPUT_INVALID\020\007\022\032\n\026FINISH_REASON_" +
+      "SLEEPING\020\010*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON" +
+      "_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001" +
+      "\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RE" +
+      "TRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MC" +
+      "P_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL" +
+      "_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*e\n\014Appr" +
+      "ovalKind\022\035\n\031APPROVAL_KIND_UNSPECIFIED\020\000\022" +
+      "\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026APPROVAL_" +
+      "KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_U" +
+      "NSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MO" +
+      "DE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*\223\001\n\020R" +
+      "econcileOutcome\022!\n\035RECONCILE_OUTCOME_UNS" +
+      "PECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DONE\020\001\022!" +
+      "\n\035RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035\n\031REC" +
+      "ONCILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExecutor" +
+      "\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_" +
+      "EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMO" +
+      "N\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022" +
+      "\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022" +
+      "\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBA" +
+      "CK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_" +
+      "UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED" +
+      "\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014McpT" +
+      "ransport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000\022" +
+      "\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPOR" +
+      "T_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERVE" +
+      "R_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STAT" +
+      "E_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUNN" +
+      "ING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014Age" +
+      "ntService\022B\n\007Execute\022\031.luosho.v1.Execute" +
+      "Request\032\032.luosho.v1.ExecuteResponse0\001\022?\n" +
+      "\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luos" +
+      "ho.v1.ResumeResponse0\001\022[\n\020SubmitToolResu" +
+      "lt\022\".luosho.v1.SubmitToolResultRequest\032#" +
+      ".luosho.v1.SubmitToolResultResponse\022=\n\006C" +
+      "ancel\022\030.luosho.v1.CancelRequest\032\031.luosho" +
+      ".v1.CancelResponse\022I\n\nGetSession\022\034.luosh" +
+      "o.v1.GetSessionRequest\032\035.luosho.v1.GetSe" +
+      "ssionResponse\022O\n\014ListSessions\022\036.luosho.v" +
+      "1.ListSessionsRequest\032\037.luosho.v1.ListSe" +
+      "ssionsResponse\022R\n\rDeleteSession\022\037.luosho" +
+      ".v1.DeleteSessionRequest\032 .luosho.v1.Del" +
+      "eteSessionResponse\022B\n\007Resolve\022\031.luosho.v" +
+      "1.ResolveRequest\032\032.luosho.v1.ResolveResp" +
+      "onse0\001\022R\n\rListApprovals\022\037.luosho.v1.List" +
+      "ApprovalsRequest\032 .luosho.v1.ListApprova" +
+      "lsResponse\022@\n\007History\022\031.luosho.v1.Histor" +
+      "yRequest\032\032.luosho.v1.HistoryResponse\0227\n\004" +
+      "Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1" +
+      ".ForkResponse\022@\n\007Compare\022\031.luosho.v1.Com" +
+      "pareRequest\032\032.luosho.v1.CompareResponse\022" +
+      "<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luos" +
+      "ho.v1.WatchResponse0\001\022U\n\016ListMcpServers\022" +
+      " .luosho.v1.ListMcpServersRequest\032!.luos" +
+      "ho.v1.ListMcpServersResponse\022O\n\014DequeueI" +
+      "nput\022\036.luosho.v1.DequeueInputRequest\032\037.l" +
+      "uosho.v1.DequeueInputResponseB\035\n\rdev.luo" +
+      "sho.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -936,7 +943,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentSpec_descriptor,
-        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", "FallbackModels", "OutputSchemaJson", });
+        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", "FallbackModels", "OutputSchemaJson", "SleepTool", });
     internal_static_luosho_v1_Limits_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_luosho_v1_Limits_fieldAccessorTable = new
@@ -1020,7 +1027,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Attempts", "Tasks", "RunStartedAt", "RunPausedMs", "SessionStartedAt", "SessionPausedMs", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Attempts", "Tasks", "RunStartedAt", "RunPausedMs", "SessionStartedAt", "SessionPausedMs", "WakeAt", "SleepCallId", });
     internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor =
       internal_static_luosho_v1_Checkpoint_descriptor.getNestedType(0);
     internal_static_luosho_v1_Checkpoint_AttemptsEntry_fieldAccessorTable = new
@@ -1050,7 +1057,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
-        new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", "TotalUsage", });
+        new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", "TotalUsage", "WakeAt", });
     internal_static_luosho_v1_Event_descriptor =
       getDescriptor().getMessageType(19);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
@@ -1194,7 +1201,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
-        new java.lang.String[] { "SessionId", "Agent", "RequestId", });
+        new java.lang.String[] { "SessionId", "Agent", "RequestId", "Wake", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
       getDescriptor().getMessageType(43);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new

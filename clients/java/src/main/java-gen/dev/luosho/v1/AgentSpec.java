@@ -686,6 +686,24 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int SLEEP_TOOL_FIELD_NUMBER = 80;
+  private boolean sleepTool_ = false;
+  /**
+   * <pre>
+   * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+   * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+   * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+   * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+   * </pre>
+   *
+   * <code>bool sleep_tool = 80;</code>
+   * @return The sleepTool.
+   */
+  @java.lang.Override
+  public boolean getSleepTool() {
+    return sleepTool_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -744,6 +762,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 65, outputSchemaJson_);
+    }
+    if (sleepTool_ != false) {
+      output.writeBool(80, sleepTool_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -824,6 +845,10 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(65, outputSchemaJson_);
     }
+    if (sleepTool_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(80, sleepTool_);
+    }
     return size;
   }
   @java.lang.Override
@@ -895,6 +920,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getFallbackModelsList())) return false;
     if (!getOutputSchemaJson()
         .equals(other.getOutputSchemaJson())) return false;
+    if (getSleepTool()
+        != other.getSleepTool()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -958,6 +985,9 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + OUTPUT_SCHEMA_JSON_FIELD_NUMBER;
     hash = (53 * hash) + getOutputSchemaJson().hashCode();
+    hash = (37 * hash) + SLEEP_TOOL_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getSleepTool());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1140,6 +1170,7 @@ private static final long serialVersionUID = 0L;
       fallbackModels_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       outputSchemaJson_ = "";
+      sleepTool_ = false;
       return this;
     }
 
@@ -1249,6 +1280,9 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00004000) != 0)) {
         result.outputSchemaJson_ = outputSchemaJson_;
+      }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.sleepTool_ = sleepTool_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1394,6 +1428,9 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00004000;
         onChanged();
       }
+      if (other.getSleepTool() != false) {
+        setSleepTool(other.getSleepTool());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1521,6 +1558,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 522
+            case 640: {
+              sleepTool_ = input.readBool();
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 640
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3479,6 +3521,59 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       outputSchemaJson_ = value;
       bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+
+    private boolean sleepTool_ ;
+    /**
+     * <pre>
+     * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+     * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+     * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+     * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+     * </pre>
+     *
+     * <code>bool sleep_tool = 80;</code>
+     * @return The sleepTool.
+     */
+    @java.lang.Override
+    public boolean getSleepTool() {
+      return sleepTool_;
+    }
+    /**
+     * <pre>
+     * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+     * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+     * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+     * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+     * </pre>
+     *
+     * <code>bool sleep_tool = 80;</code>
+     * @param value The sleepTool to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSleepTool(boolean value) {
+
+      sleepTool_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+     * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+     * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+     * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+     * </pre>
+     *
+     * <code>bool sleep_tool = 80;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSleepTool() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      sleepTool_ = false;
       onChanged();
       return this;
     }

@@ -537,6 +537,23 @@ public enum ErrorReason
   ERROR_REASON_ANSWER_NOT_ALLOWED(156),
   /**
    * <pre>
+   * ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+   * without wake. Metadata: wake_at (RFC 3339).
+   * </pre>
+   *
+   * <code>ERROR_REASON_SESSION_SLEEPING = 170;</code>
+   */
+  ERROR_REASON_SESSION_SLEEPING(170),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resume with wake on a session that is not sleeping.
+   * </pre>
+   *
+   * <code>ERROR_REASON_NOT_SLEEPING = 171;</code>
+   */
+  ERROR_REASON_NOT_SLEEPING(171),
+  /**
+   * <pre>
    * fallback_models repeats the model or one of its entries.
    * </pre>
    *
@@ -1072,6 +1089,23 @@ public enum ErrorReason
   public static final int ERROR_REASON_ANSWER_NOT_ALLOWED_VALUE = 156;
   /**
    * <pre>
+   * ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+   * without wake. Metadata: wake_at (RFC 3339).
+   * </pre>
+   *
+   * <code>ERROR_REASON_SESSION_SLEEPING = 170;</code>
+   */
+  public static final int ERROR_REASON_SESSION_SLEEPING_VALUE = 170;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resume with wake on a session that is not sleeping.
+   * </pre>
+   *
+   * <code>ERROR_REASON_NOT_SLEEPING = 171;</code>
+   */
+  public static final int ERROR_REASON_NOT_SLEEPING_VALUE = 171;
+  /**
+   * <pre>
    * fallback_models repeats the model or one of its entries.
    * </pre>
    *
@@ -1197,6 +1231,8 @@ public enum ErrorReason
       case 150: return ERROR_REASON_INVALID_OUTPUT_SCHEMA;
       case 155: return ERROR_REASON_ANSWER_REQUIRED;
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
+      case 170: return ERROR_REASON_SESSION_SLEEPING;
+      case 171: return ERROR_REASON_NOT_SLEEPING;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
       default: return null;
     }
