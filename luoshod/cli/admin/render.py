@@ -90,6 +90,9 @@ def emit(data: object) -> None:
 
 
 def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
+    sessions = list(sessions)
+    # R86: a column of when each sleeping session wakes, when one of them sleeps.
+    wakes = any(s.HasField("wake_at") for s in sessions)
     return table(
         (
             "SESSION",
@@ -101,6 +104,7 @@ def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
             "COST",
             "UPDATED (UTC)",
             "APPROVAL",
+            *(("WAKES (UTC)",) if wakes else ()),
         ),
         (
             (
@@ -113,6 +117,7 @@ def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
                 cost(s.total_usage),
                 timestamp(s.updated_at),
                 s.approval_id or "-",
+                *((timestamp(s.wake_at),) if wakes else ()),
             )
             for s in sessions
         ),
@@ -275,6 +280,11 @@ def session_text(
         lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
     for model, u in sorted((by_model or {}).items(), key=lambda kv: (-kv[1].cost_usd, kv[0])):
         lines.append(f"          by model {model or '?'}: {usage_line(u)}")
+    if cp.HasField("wake_at"):  # R86
+        lines.append(
+            f"wakes     {timestamp(cp.wake_at)} (now with: luoshod sessions resume "
+            f"{cp.session_id} --wake)"
+        )
     if cp.approval_id:
         lines.append(
             f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject "
