@@ -204,3 +204,35 @@ async def test_r86_a_daemon_started_after_the_wake_time_resumes_it(config: Confi
     finally:
         await h.close()
         await second.stop()
+
+
+async def test_r86_a_daemons_own_sleepers_wake_at_their_times_without_a_sweep(
+    h: Harness,
+) -> None:
+    waker = h.daemon.waker
+    await until(lambda: waker.sweeps >= 1, timeout=5, what="the start sweep")
+    sweeps = waker.sweeps
+    sids = [f"own-{k}" for k in range(3)]
+    for k, sid in enumerate(sids):
+        await asleep(h, sid, sleeper(0.3 * (k + 1)))
+    for sid in sids:
+        await until(lambda sid=sid: _finished(h, sid), timeout=10, what=sid)
+    assert waker.sweeps == sweeps  # woken from the few it keeps, not by listing them all
+
+
+async def test_r86_what_the_waker_keeps_is_bounded_and_a_sweep_finds_the_rest(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from luoshod.server import waker as waker_module
+
+    monkeypatch.setattr(waker_module, "SOONEST", 2)
+    waker = h.daemon.waker
+    await until(lambda: waker.sweeps >= 1, timeout=5, what="the start sweep")
+    sweeps = waker.sweeps
+    sids = [f"many-{k}" for k in range(4)]
+    for k, sid in enumerate(sids):
+        await asleep(h, sid, sleeper(0.3 * (k + 1)))
+    assert len(waker._soonest) <= 2
+    for sid in sids:
+        await until(lambda sid=sid: _finished(h, sid), timeout=10, what=sid)
+    assert waker.sweeps > sweeps  # the ones it did not keep were found by a sweep
