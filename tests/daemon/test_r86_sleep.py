@@ -236,3 +236,40 @@ async def test_r86_what_the_waker_keeps_is_bounded_and_a_sweep_finds_the_rest(
     for sid in sids:
         await until(lambda sid=sid: _finished(h, sid), timeout=10, what=sid)
     assert waker.sweeps > sweeps  # the ones it did not keep were found by a sweep
+
+
+async def test_r86_sleep_tool_is_the_lead_agents_and_its_name_is_the_daemons(
+    h: Harness,
+) -> None:
+    sub = agent([{"text": "x"}], [], sleep_tool=True)
+    lead = agent([{"text": "x"}], [])
+    lead.subagents.add(name="helper", description="helps", agent=sub)
+    log = await h.run("sub-sleeps", "go", lead)
+    code, reason, meta = error_info(log.error)
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_SLEEP_TOOL")
+    assert meta["field"] == "agent.subagents[0].agent.sleep_tool"
+    log = await h.run("clash", "go", agent([{"text": "x"}], ["sleep"], sleep_tool=True))
+    assert error_info(log.error)[1] == "DUPLICATE_TOOL_NAME"
+    # Without sleep_tool, "sleep" is a tool of the app like any other.
+    log = await h.run("app-sleep", "go", agent([calls(("sleep", {}))], ["sleep"]), {"sleep": str})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+
+
+async def test_r86_rollback_while_asleep_goes_back_to_before_the_run_that_slept(
+    h: Harness,
+) -> None:
+    spec = agent([{"text": "hello"}, calls(("sleep", {"seconds": DAY}))], [], sleep_tool=True)
+    assert (await h.run("rb", "hi", spec)).done.finish_reason == pb.FINISH_REASON_STOP
+    log = await h.run("rb", "sleep now", spec)
+    assert log.done.finish_reason == pb.FINISH_REASON_SLEEPING
+    await h.idle("rb")
+    slept = (await h.get("rb")).sleep_call_id
+    log = await execute_if_busy(h, "rb", "never mind", spec, pb.IF_BUSY_ROLLBACK)
+    assert log.error is None, log.error
+    # The run that slept is gone; the input ran in its place (and its model, scripted by
+    # turn number, asks to sleep again: a new sleep of its own).
+    assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_SLEEPING
+    cp = await h.get("rb")
+    assert [m.content for m in cp.messages if m.role == pb.ROLE_USER] == ["hi", "never mind"]
+    assert [c.id for m in cp.messages for c in m.tool_calls] == [cp.sleep_call_id]
+    assert cp.status == pb.CHECKPOINT_STATUS_SLEEPING and slept

@@ -182,8 +182,10 @@ const (
 	// ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
 	// without wake. Metadata: wake_at (RFC 3339).
 	ErrorReason_ERROR_REASON_SESSION_SLEEPING ErrorReason = 170
-	// INVALID_ARGUMENT: Resume with wake on a session that is not sleeping.
+	// FAILED_PRECONDITION: Resume with wake on a session that is not sleeping.
 	ErrorReason_ERROR_REASON_NOT_SLEEPING ErrorReason = 171
+	// INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps).
+	ErrorReason_ERROR_REASON_INVALID_SLEEP_TOOL ErrorReason = 172
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
 )
@@ -286,6 +288,7 @@ var (
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
 		170: "ERROR_REASON_SESSION_SLEEPING",
 		171: "ERROR_REASON_NOT_SLEEPING",
+		172: "ERROR_REASON_INVALID_SLEEP_TOOL",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
 	}
 	ErrorReason_value = map[string]int32{
@@ -384,6 +387,7 @@ var (
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
 		"ERROR_REASON_SESSION_SLEEPING":              170,
 		"ERROR_REASON_NOT_SLEEPING":                  171,
+		"ERROR_REASON_INVALID_SLEEP_TOOL":            172,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
 	}
 )
@@ -8137,7 +8141,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xdf\x1b\n" +
+	"\x11_destructive_hint*\x85\x1c\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -8234,7 +8238,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
 	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12\"\n" +
 	"\x1dERROR_REASON_SESSION_SLEEPING\x10\xaa\x01\x12\x1e\n" +
-	"\x19ERROR_REASON_NOT_SLEEPING\x10\xab\x01\x12)\n" +
+	"\x19ERROR_REASON_NOT_SLEEPING\x10\xab\x01\x12$\n" +
+	"\x1fERROR_REASON_INVALID_SLEEP_TOOL\x10\xac\x01\x12)\n" +
 	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +

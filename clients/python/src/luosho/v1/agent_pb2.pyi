@@ -107,6 +107,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_ANSWER_NOT_ALLOWED: _ClassVar[ErrorReason]
     ERROR_REASON_SESSION_SLEEPING: _ClassVar[ErrorReason]
     ERROR_REASON_NOT_SLEEPING: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_SLEEP_TOOL: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_FALLBACK_MODELS: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -304,6 +305,7 @@ ERROR_REASON_ANSWER_REQUIRED: ErrorReason
 ERROR_REASON_ANSWER_NOT_ALLOWED: ErrorReason
 ERROR_REASON_SESSION_SLEEPING: ErrorReason
 ERROR_REASON_NOT_SLEEPING: ErrorReason
+ERROR_REASON_INVALID_SLEEP_TOOL: ErrorReason
 ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role

@@ -196,8 +196,10 @@ export enum ErrorReason {
    * without wake. Metadata: wake_at (RFC 3339).
    */
   ERROR_REASON_SESSION_SLEEPING = 170,
-  /** ERROR_REASON_NOT_SLEEPING - INVALID_ARGUMENT: Resume with wake on a session that is not sleeping. */
+  /** ERROR_REASON_NOT_SLEEPING - FAILED_PRECONDITION: Resume with wake on a session that is not sleeping. */
   ERROR_REASON_NOT_SLEEPING = 171,
+  /** ERROR_REASON_INVALID_SLEEP_TOOL - INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps). */
+  ERROR_REASON_INVALID_SLEEP_TOOL = 172,
   /** ERROR_REASON_INVALID_FALLBACK_MODELS - fallback_models repeats the model or one of its entries. */
   ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
   UNRECOGNIZED = -1,
@@ -490,6 +492,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 171:
     case "ERROR_REASON_NOT_SLEEPING":
       return ErrorReason.ERROR_REASON_NOT_SLEEPING;
+    case 172:
+    case "ERROR_REASON_INVALID_SLEEP_TOOL":
+      return ErrorReason.ERROR_REASON_INVALID_SLEEP_TOOL;
     case 145:
     case "ERROR_REASON_INVALID_FALLBACK_MODELS":
       return ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS;
@@ -692,6 +697,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_SESSION_SLEEPING";
     case ErrorReason.ERROR_REASON_NOT_SLEEPING:
       return "ERROR_REASON_NOT_SLEEPING";
+    case ErrorReason.ERROR_REASON_INVALID_SLEEP_TOOL:
+      return "ERROR_REASON_INVALID_SLEEP_TOOL";
     case ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS:
       return "ERROR_REASON_INVALID_FALLBACK_MODELS";
     case ErrorReason.UNRECOGNIZED:

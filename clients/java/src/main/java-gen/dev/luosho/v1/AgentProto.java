@@ -760,7 +760,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "ame\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_" +
       "schema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(" +
       "\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n" +
-      "\017_read_only_hintB\023\n\021_destructive_hint*\337\033" +
+      "\017_read_only_hintB\023\n\021_destructive_hint*\205\034" +
       "\n\013ErrorReason\022\034\n\030ERROR_REASON_UNSPECIFIE" +
       "D\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n\035ERROR_" +
       "REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REASO" +
@@ -848,84 +848,85 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "HEMA\020\226\001\022!\n\034ERROR_REASON_ANSWER_REQUIRED\020" +
       "\233\001\022$\n\037ERROR_REASON_ANSWER_NOT_ALLOWED\020\234\001" +
       "\022\"\n\035ERROR_REASON_SESSION_SLEEPING\020\252\001\022\036\n\031" +
-      "ERROR_REASON_NOT_SLEEPING\020\253\001\022)\n$ERROR_RE" +
-      "ASON_INVALID_FALLBACK_MODELS\020\221\001*_\n\004Role\022" +
-      "\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r" +
-      "\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROL" +
-      "E_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_D" +
-      "RIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT" +
-      "_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERR" +
-      "OR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\301\001\n\020" +
-      "CheckpointStatus\022!\n\035CHECKPOINT_STATUS_UN" +
-      "SPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROG" +
-      "RESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APP" +
-      "ROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003\022" +
-      "\036\n\032CHECKPOINT_STATUS_SLEEPING\020\004*\250\002\n\014Fini" +
-      "shReason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022" +
-      "\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON" +
-      "_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022" +
-      "#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035" +
-      "FINISH_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINIS" +
-      "H_REASON_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_R" +
-      "EASON_OUTPUT_INVALID\020\007\022\032\n\026FINISH_REASON_" +
-      "SLEEPING\020\010*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON" +
-      "_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001" +
-      "\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RE" +
-      "TRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MC" +
-      "P_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL" +
-      "_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*e\n\014Appr" +
-      "ovalKind\022\035\n\031APPROVAL_KIND_UNSPECIFIED\020\000\022" +
-      "\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026APPROVAL_" +
-      "KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_U" +
-      "NSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MO" +
-      "DE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*\223\001\n\020R" +
-      "econcileOutcome\022!\n\035RECONCILE_OUTCOME_UNS" +
-      "PECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DONE\020\001\022!" +
-      "\n\035RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035\n\031REC" +
-      "ONCILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExecutor" +
-      "\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_" +
-      "EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMO" +
-      "N\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022" +
-      "\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022" +
-      "\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBA" +
-      "CK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_" +
-      "UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED" +
-      "\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014McpT" +
-      "ransport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000\022" +
-      "\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPOR" +
-      "T_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERVE" +
-      "R_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STAT" +
-      "E_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUNN" +
-      "ING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014Age" +
-      "ntService\022B\n\007Execute\022\031.luosho.v1.Execute" +
-      "Request\032\032.luosho.v1.ExecuteResponse0\001\022?\n" +
-      "\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luos" +
-      "ho.v1.ResumeResponse0\001\022[\n\020SubmitToolResu" +
-      "lt\022\".luosho.v1.SubmitToolResultRequest\032#" +
-      ".luosho.v1.SubmitToolResultResponse\022=\n\006C" +
-      "ancel\022\030.luosho.v1.CancelRequest\032\031.luosho" +
-      ".v1.CancelResponse\022I\n\nGetSession\022\034.luosh" +
-      "o.v1.GetSessionRequest\032\035.luosho.v1.GetSe" +
-      "ssionResponse\022O\n\014ListSessions\022\036.luosho.v" +
-      "1.ListSessionsRequest\032\037.luosho.v1.ListSe" +
-      "ssionsResponse\022R\n\rDeleteSession\022\037.luosho" +
-      ".v1.DeleteSessionRequest\032 .luosho.v1.Del" +
-      "eteSessionResponse\022B\n\007Resolve\022\031.luosho.v" +
-      "1.ResolveRequest\032\032.luosho.v1.ResolveResp" +
-      "onse0\001\022R\n\rListApprovals\022\037.luosho.v1.List" +
-      "ApprovalsRequest\032 .luosho.v1.ListApprova" +
-      "lsResponse\022@\n\007History\022\031.luosho.v1.Histor" +
-      "yRequest\032\032.luosho.v1.HistoryResponse\0227\n\004" +
-      "Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1" +
-      ".ForkResponse\022@\n\007Compare\022\031.luosho.v1.Com" +
-      "pareRequest\032\032.luosho.v1.CompareResponse\022" +
-      "<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luos" +
-      "ho.v1.WatchResponse0\001\022U\n\016ListMcpServers\022" +
-      " .luosho.v1.ListMcpServersRequest\032!.luos" +
-      "ho.v1.ListMcpServersResponse\022O\n\014DequeueI" +
-      "nput\022\036.luosho.v1.DequeueInputRequest\032\037.l" +
-      "uosho.v1.DequeueInputResponseB\035\n\rdev.luo" +
-      "sho.v1B\nAgentProtoP\001b\006proto3"
+      "ERROR_REASON_NOT_SLEEPING\020\253\001\022$\n\037ERROR_RE" +
+      "ASON_INVALID_SLEEP_TOOL\020\254\001\022)\n$ERROR_REAS" +
+      "ON_INVALID_FALLBACK_MODELS\020\221\001*_\n\004Role\022\024\n" +
+      "\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\t" +
+      "ROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_" +
+      "TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRI" +
+      "FT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_P" +
+      "OLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR" +
+      "\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\301\001\n\020Ch" +
+      "eckpointStatus\022!\n\035CHECKPOINT_STATUS_UNSP" +
+      "ECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRE" +
+      "SS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPRO" +
+      "VAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003\022\036\n" +
+      "\032CHECKPOINT_STATUS_SLEEPING\020\004*\250\002\n\014Finish" +
+      "Reason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n" +
+      "\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_M" +
+      "AX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n" +
+      "\037FINISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FI" +
+      "NISH_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_" +
+      "REASON_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_REA" +
+      "SON_OUTPUT_INVALID\020\007\022\032\n\026FINISH_REASON_SL" +
+      "EEPING\020\010*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_U" +
+      "NSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034" +
+      "\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETR" +
+      "Y_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_" +
+      "APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_G" +
+      "ATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*e\n\014Approv" +
+      "alKind\022\035\n\031APPROVAL_KIND_UNSPECIFIED\020\000\022\032\n" +
+      "\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026APPROVAL_KI" +
+      "ND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNS" +
+      "PECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE" +
+      "_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*\223\001\n\020Rec" +
+      "oncileOutcome\022!\n\035RECONCILE_OUTCOME_UNSPE" +
+      "CIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DONE\020\001\022!\n\035" +
+      "RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035\n\031RECON" +
+      "CILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExecutor\022\035" +
+      "\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EX" +
+      "ECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020" +
+      "\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016" +
+      "IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n" +
+      "\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK" +
+      "\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_UN" +
+      "SPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001" +
+      "\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014McpTra" +
+      "nsport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000\022\027\n" +
+      "\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_" +
+      "HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERVER_" +
+      "STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STATE_" +
+      "NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUNNIN" +
+      "G\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014Agent" +
+      "Service\022B\n\007Execute\022\031.luosho.v1.ExecuteRe" +
+      "quest\032\032.luosho.v1.ExecuteResponse0\001\022?\n\006R" +
+      "esume\022\030.luosho.v1.ResumeRequest\032\031.luosho" +
+      ".v1.ResumeResponse0\001\022[\n\020SubmitToolResult" +
+      "\022\".luosho.v1.SubmitToolResultRequest\032#.l" +
+      "uosho.v1.SubmitToolResultResponse\022=\n\006Can" +
+      "cel\022\030.luosho.v1.CancelRequest\032\031.luosho.v" +
+      "1.CancelResponse\022I\n\nGetSession\022\034.luosho." +
+      "v1.GetSessionRequest\032\035.luosho.v1.GetSess" +
+      "ionResponse\022O\n\014ListSessions\022\036.luosho.v1." +
+      "ListSessionsRequest\032\037.luosho.v1.ListSess" +
+      "ionsResponse\022R\n\rDeleteSession\022\037.luosho.v" +
+      "1.DeleteSessionRequest\032 .luosho.v1.Delet" +
+      "eSessionResponse\022B\n\007Resolve\022\031.luosho.v1." +
+      "ResolveRequest\032\032.luosho.v1.ResolveRespon" +
+      "se0\001\022R\n\rListApprovals\022\037.luosho.v1.ListAp" +
+      "provalsRequest\032 .luosho.v1.ListApprovals" +
+      "Response\022@\n\007History\022\031.luosho.v1.HistoryR" +
+      "equest\032\032.luosho.v1.HistoryResponse\0227\n\004Fo" +
+      "rk\022\026.luosho.v1.ForkRequest\032\027.luosho.v1.F" +
+      "orkResponse\022@\n\007Compare\022\031.luosho.v1.Compa" +
+      "reRequest\032\032.luosho.v1.CompareResponse\022<\n" +
+      "\005Watch\022\027.luosho.v1.WatchRequest\032\030.luosho" +
+      ".v1.WatchResponse0\001\022U\n\016ListMcpServers\022 ." +
+      "luosho.v1.ListMcpServersRequest\032!.luosho" +
+      ".v1.ListMcpServersResponse\022O\n\014DequeueInp" +
+      "ut\022\036.luosho.v1.DequeueInputRequest\032\037.luo" +
+      "sho.v1.DequeueInputResponseB\035\n\rdev.luosh" +
+      "o.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

@@ -546,12 +546,20 @@ public enum ErrorReason
   ERROR_REASON_SESSION_SLEEPING(170),
   /**
    * <pre>
-   * INVALID_ARGUMENT: Resume with wake on a session that is not sleeping.
+   * FAILED_PRECONDITION: Resume with wake on a session that is not sleeping.
    * </pre>
    *
    * <code>ERROR_REASON_NOT_SLEEPING = 171;</code>
    */
   ERROR_REASON_NOT_SLEEPING(171),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_SLEEP_TOOL = 172;</code>
+   */
+  ERROR_REASON_INVALID_SLEEP_TOOL(172),
   /**
    * <pre>
    * fallback_models repeats the model or one of its entries.
@@ -1098,12 +1106,20 @@ public enum ErrorReason
   public static final int ERROR_REASON_SESSION_SLEEPING_VALUE = 170;
   /**
    * <pre>
-   * INVALID_ARGUMENT: Resume with wake on a session that is not sleeping.
+   * FAILED_PRECONDITION: Resume with wake on a session that is not sleeping.
    * </pre>
    *
    * <code>ERROR_REASON_NOT_SLEEPING = 171;</code>
    */
   public static final int ERROR_REASON_NOT_SLEEPING_VALUE = 171;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_SLEEP_TOOL = 172;</code>
+   */
+  public static final int ERROR_REASON_INVALID_SLEEP_TOOL_VALUE = 172;
   /**
    * <pre>
    * fallback_models repeats the model or one of its entries.
@@ -1233,6 +1249,7 @@ public enum ErrorReason
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
       case 170: return ERROR_REASON_SESSION_SLEEPING;
       case 171: return ERROR_REASON_NOT_SLEEPING;
+      case 172: return ERROR_REASON_INVALID_SLEEP_TOOL;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
       default: return null;
     }
