@@ -211,22 +211,26 @@ class AppliedRequest:
 @dataclass(frozen=True, slots=True)
 class Sleep:
     """A session's ``sleep`` call (R86): the call, when it wakes (the engine's clock,
-    seconds since the epoch), and what woke it: ``""`` while it sleeps, then ``time``,
-    ``resume`` (Resume with wake) or ``input`` (input with if_busy INTERRUPT)."""
+    seconds since the epoch), what woke it (``""`` while it sleeps, then ``time``,
+    ``resume`` (Resume with wake) or ``input`` (input with if_busy INTERRUPT)), and when
+    it began to sleep (0: not recorded)."""
 
     call_id: str
     wake_at: float
     woken: str = ""
+    since: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"call_id": self.call_id, "wake_at": self.wake_at}
         if self.woken:
             d["woken"] = self.woken
+        if self.since:
+            d["since"] = self.since
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Sleep:
-        return cls(d["call_id"], d["wake_at"], d.get("woken", ""))
+        return cls(d["call_id"], d["wake_at"], d.get("woken", ""), d.get("since", 0.0))
 
 
 @dataclass(slots=True)

@@ -613,6 +613,11 @@ def _wake(req: RunRequest, cp: Checkpoint, now: float) -> bool:
         )
     if req.wake == timers.TIME and cp.sleep.wake_at > now:
         return False
+    # R81: time asleep is paused time, as on an approval: wall-clock limits leave it out
+    # unless the agent counts it.
+    slept = max(0.0, now - cp.sleep.since) if cp.sleep.since else 0.0
+    cp.run_paused_s += slept
+    cp.session_paused_s += slept
     cp.sleep = replace(cp.sleep, woken=req.wake)
     return True
 

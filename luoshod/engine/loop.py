@@ -612,7 +612,8 @@ class Run:
         slept = cp.sleep if cp.sleep is not None and cp.sleep.call_id == call.id else None
         if slept is None:
             try:
-                slept = Sleep(call.id, timers.wake_time(call, self.now()))
+                now = self.now()
+                slept = Sleep(call.id, timers.wake_time(call, now), since=now)
             except ValueError as e:
                 await self.record(error_result(call, str(e)), step)
                 return await self.run_tools(rest, step) if rest else None

@@ -273,3 +273,14 @@ async def test_r86_rollback_while_asleep_goes_back_to_before_the_run_that_slept(
     assert [m.content for m in cp.messages if m.role == pb.ROLE_USER] == ["hi", "never mind"]
     assert [c.id for m in cp.messages for c in m.tool_calls] == [cp.sleep_call_id]
     assert cp.status == pb.CHECKPOINT_STATUS_SLEEPING and slept
+
+
+async def test_r86_r81_time_asleep_is_paused_time_for_a_wall_clock_limit(h: Harness) -> None:
+    spec = sleeper()
+    spec.limits.run.wall_clock_ms = 60_000  # a minute of run time, a day asleep
+    await asleep(h, "limited", spec)
+    wake_all(h.daemon, DAY + 5)
+    await until(lambda: _finished(h, "limited"), timeout=10, what="the limited sleeper")
+    cp = await h.get("limited")
+    assert cp.finish_reason == pb.FINISH_REASON_STOP and cp.messages[-1].content == "woke"
+    assert cp.run_paused_ms >= DAY * 1000
