@@ -26,9 +26,12 @@ def wall_clock_reads(path: str) -> list[str]:
     tree = ast.parse((ROOT / path).read_text())
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if (node.value.id, node.attr) in WALL_CLOCK:
-                found.append(f"{path}:{node.lineno} {node.value.id}.{node.attr}")
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and (node.value.id, node.attr) in WALL_CLOCK
+        ):
+            found.append(f"{path}:{node.lineno} {node.value.id}.{node.attr}")
         if isinstance(node, ast.ImportFrom) and node.module == "time":
             found += [f"{path}:{node.lineno} from time import {a.name}" for a in node.names]
     return found
