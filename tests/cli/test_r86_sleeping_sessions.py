@@ -83,3 +83,15 @@ def test_r86_prune_keeps_sleeping_sessions_unless_named(
         daemon, capsys, "prune", "--older-than", "30d", "--status", "sleeping", "--dry-run"
     )
     assert {s["session_id"] for s in dry["matched"]} == {"nap-old"}
+
+
+def test_r86_the_python_client_lists_sleepers_and_wakes_one(client: Client) -> None:
+    asleep(client, "nap-client")
+    listed = list(client.list_sessions("sleeping", prefix="nap-client"))
+    assert [s.session_id for s in listed] == ["nap-client"] and listed[0].HasField("wake_at")
+    result = client.resume("nap-client", wake=True).result()
+    assert (result.finish_reason, result.status, result.final_text) == (
+        "stop",
+        "finished",
+        "good morning",
+    )
