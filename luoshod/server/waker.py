@@ -65,6 +65,8 @@ class Waker:
         self.woken = 0
         #: Sweeps made (for tests and the benchmark).
         self.sweeps = 0
+        #: Sessions a full daemon could not wake now: tried again in a second.
+        self._again: list[str] = []
 
     def nudge(self, wake_at: float | None = None, session_id: str = "") -> None:
         """A sleep began here (``wake_at``, ``session_id``), or sweep now (``None``)."""
@@ -127,8 +129,8 @@ class Waker:
         try:
             await runner.start(sid, runner.engine.run, req)
         except (ShuttingDown, TooManyRuns) as e:
-            log.info("session %s not woken now (%s); a sweep tries again", sid, e)
-            self._horizon = min(self._horizon, runner.engine.clock() + 1.0)
+            log.info("session %s not woken now (%s); tried again in a second", sid, e)
+            self._again.append(sid)
             return False
         except LuoshoError as e:  # held here meanwhile: that run's end is what counts
             log.info("session %s not woken: %s", sid, e)
@@ -156,6 +158,9 @@ class Waker:
                 log.exception("sleep sweep failed")
                 self._sweep_now = True
             now = self.runner.engine.clock()
+            for sid in self._again:  # kept with the soonest, whatever the bound
+                heapq.heappush(self._soonest, (now + 1.0, sid))
+            self._again.clear()
             soonest = self._soonest[0][0] if self._soonest else math.inf
             wait = min(swept + self.every_s, self._horizon, soonest) - now
             if self._sweep_now:

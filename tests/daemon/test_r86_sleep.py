@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import grpc
@@ -284,3 +285,21 @@ async def test_r86_r81_time_asleep_is_paused_time_for_a_wall_clock_limit(h: Harn
     cp = await h.get("limited")
     assert cp.finish_reason == pb.FINISH_REASON_STOP and cp.messages[-1].content == "woke"
     assert cp.run_paused_ms >= DAY * 1000
+
+
+async def test_r86_sleepers_due_at_once_on_a_full_daemon_wake_one_after_another(
+    config: Config,
+) -> None:
+    d = Daemon(replace(config, max_active_runs=1))
+    await d.start()
+    h = Harness(d.addresses[0], d, config.scripted_call_log)
+    try:
+        sids = [f"full-{k}" for k in range(3)]
+        for sid in sids:
+            await asleep(h, sid, sleeper())
+        wake_all(d, DAY + 5)  # all three due at once; one run at a time fits
+        for sid in sids:
+            await until(lambda sid=sid: _finished(h, sid), timeout=15, what=sid)
+    finally:
+        await h.close()
+        await d.stop()
