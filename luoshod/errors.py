@@ -111,6 +111,19 @@ class SessionBusy(LuoshoError):
     reason = "SESSION_BUSY"
 
 
+class SessionSleeping(SessionBusy):
+    """R86: the session sleeps; input waits as ``if_busy`` says (R68), ``Resume`` without
+    ``wake`` is refused. Metadata: session_id, wake_at (RFC 3339)."""
+
+    reason = "SESSION_SLEEPING"
+
+
+class NotSleeping(LuoshoError):
+    """R86: ``Resume`` with ``wake`` of a session that does not sleep."""
+
+    reason = "NOT_SLEEPING"
+
+
 class LeaseLost(LuoshoError):
     reason = "LEASE_LOST"
 

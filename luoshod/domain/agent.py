@@ -177,12 +177,20 @@ class AgentSpec:
     #: R85: compaction of the transcript before model calls; ``None``: never. Not part of
     #: the fingerprint: it changes what the model is sent, not the agent.
     compaction: Compaction | None = None
+    #: R86: the agent has the daemon tool ``sleep`` (the lead agent only).
+    sleep_tool: bool = False
 
     def tool(self, name: str) -> ToolSpec | None:
         found = next((t for t in self.tools if t.name == name), None)
         if found is None and name == TASK_TOOL.name and self.subagents:
             return TASK_TOOL  # R55: the extra tool of an agent with sub-agents
+        if found is None and name == SLEEP_TOOL.name and self.sleep_tool:
+            return SLEEP_TOOL  # R86: the daemon's timer
         return found
+
+    def is_sleep(self, name: str) -> bool:
+        """Whether a call of ``name`` is this agent's ``sleep`` (R86)."""
+        return self.sleep_tool and name == SLEEP_TOOL.name and self.tool(name) is SLEEP_TOOL
 
     def subagent(self, name: str) -> SubAgent | None:
         return next((s for s in self.subagents if s.name == name), None)
@@ -222,6 +230,8 @@ class AgentSpec:
             d["compaction"] = self.compaction.to_dict()
         else:
             del d["compaction"]
+        if not self.sleep_tool:  # absent when unused, as in specs saved before R86
+            del d["sleep_tool"]
         return d
 
     @classmethod
@@ -244,6 +254,7 @@ class AgentSpec:
             fallback_models=tuple(d.get("fallback_models", ())),
             reasoning=Reasoning.from_dict(d["reasoning"]) if "reasoning" in d else None,
             compaction=Compaction.from_dict(d["compaction"]) if "compaction" in d else None,
+            sleep_tool=d.get("sleep_tool", False),
         )
 
 
@@ -279,6 +290,20 @@ TASK_TOOL = ToolSpec(
     '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a '
     'copy"}},'
     '"required":["agent","prompt"]}',
+)
+
+
+#: R86: the daemon tool of an agent with ``sleep_tool``. Its call ends the run with the
+#: session sleeping until then; its result says when and what woke it.
+SLEEP_TOOL = ToolSpec(
+    "sleep",
+    "Pause this conversation until a time, then go on: the run ends now and resumes by "
+    "itself then, with this call's result. Give either seconds (how long) or until (an "
+    "RFC 3339 instant, e.g. 2026-01-31T09:00:00Z). Nothing is lost meanwhile.",
+    '{"type":"object","properties":{'
+    '"seconds":{"type":"number","minimum":0,"description":"how long to sleep"},'
+    '"until":{"type":"string","description":"when to wake, RFC 3339 with a time zone"}},'
+    '"additionalProperties":false}',
 )
 
 

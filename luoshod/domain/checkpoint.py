@@ -16,6 +16,9 @@ class Status(StrEnum):
     IN_PROGRESS = "in-progress"
     AWAITING_APPROVAL = "awaiting-approval"
     FINISHED = "finished"
+    #: R86: the agent called ``sleep``; the session waits for its wake time, held by no
+    #: daemon.
+    SLEEPING = "sleeping"
 
 
 class FinishReason(StrEnum):
@@ -30,6 +33,8 @@ class FinishReason(StrEnum):
     #: The final answer was not valid against the agent's output schema after its repair
     #: turn (R83).
     OUTPUT_INVALID = "output_invalid"
+    #: The run ended on the agent's ``sleep`` call (R86).
+    SLEEPING = "sleeping"
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +253,31 @@ class Compacted:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """A session's ``sleep`` call (R86): the call, when it wakes (the engine's clock,
+    seconds since the epoch), what woke it (``""`` while it sleeps, then ``time``,
+    ``resume`` (Resume with wake) or ``input`` (input with if_busy INTERRUPT)), and when
+    it began to sleep (0: not recorded)."""
+
+    call_id: str
+    wake_at: float
+    woken: str = ""
+    since: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"call_id": self.call_id, "wake_at": self.wake_at}
+        if self.woken:
+            d["woken"] = self.woken
+        if self.since:
+            d["since"] = self.since
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Sleep:
+        return cls(d["call_id"], d["wake_at"], d.get("woken", ""), d.get("since", 0.0))
+
+
 @dataclass(slots=True)
 class SubTask:
     """The nested state of an unfinished sub-agent (R59): its own transcript, steps, usage
@@ -409,6 +439,16 @@ class Checkpoint:
     session_paused_s: float = 0.0
     #: R85: the compacted view the model is sent; ``None``: the whole transcript.
     compaction: Compacted | None = None
+    #: R86: the ``sleep`` the session is in, or was woken from and whose call has no
+    #: result yet; ``None`` otherwise.
+    sleep: Sleep | None = None
+
+    @property
+    def wake_at(self) -> float | None:
+        """R86: when a sleeping session wakes; ``None`` unless it sleeps."""
+        if self.status is Status.SLEEPING and self.sleep is not None:
+            return self.sleep.wake_at
+        return None
 
     def all_tasks(self) -> list[SubTask]:
         """Every task of the session: the unfinished ones at every level, outermost
@@ -521,6 +561,8 @@ class Checkpoint:
                 h[k] = v
         if self.compaction is not None:  # absent when none, as in headers older than R85
             h["compaction"] = self.compaction.to_dict()
+        if self.sleep is not None:  # absent when none (R86), as in headers older than it
+            h["sleep"] = self.sleep.to_dict()
         if self.chain_from and self.version == 1:  # a fork's first save only (R91)
             h["chain_from"] = self.chain_from
         if self.chain:  # last, absent when none (R91), as in headers older than it
@@ -569,6 +611,7 @@ class Checkpoint:
             session_started_at=h.get("session_started_at", 0.0),
             session_paused_s=h.get("session_paused_s", 0.0),
             compaction=Compacted.from_dict(h["compaction"]) if "compaction" in h else None,
+            sleep=Sleep.from_dict(h["sleep"]) if "sleep" in h else None,
         )
 
 

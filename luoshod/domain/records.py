@@ -58,6 +58,8 @@ class SessionSummary:
     last_drift: Drift | None = None
     #: Usage over the session's whole life (the checkpoint's ``total_usage``, R78).
     total_usage: Usage = field(default_factory=Usage)
+    #: R86: when a sleeping session wakes; ``None`` unless it sleeps.
+    wake_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,14 @@ from .control import (
     ToolOutcome,
     ToolPort,
 )
-from .engine import DEFAULT_TOOL_TIMEOUT_S, Engine, ResolveRequest, RunRequest, run_digest
+from .engine import (
+    DEFAULT_TOOL_TIMEOUT_S,
+    Engine,
+    ResolveRequest,
+    RunOutcome,
+    RunRequest,
+    run_digest,
+)
 from .events import (
     AGENT_DRIFT,
     APPROVAL_REQUESTED,
@@ -63,6 +70,7 @@ from .observer import RunObserver
 from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay, check_same_body, replay
 from .rollbacks import rollback
 from .subagents import FOOTER, locate
+from .timers import INPUT, RESUME, TIME, rfc3339
 from .tools import validator_for
 
 __all__ = [
@@ -78,6 +86,7 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT_S",
     "DETACHED",
     "FOOTER",
+    "INPUT",
     "MODEL_TURN",
     "PROVIDER_FALLBACK",
     "COMPACTION_DONE",
@@ -86,12 +95,14 @@ __all__ = [
     "RECONCILE_DONE",
     "RECONCILE_NOT_STARTED",
     "RECONCILE_UNKNOWN",
+    "RESUME",
     "RUN_DONE",
     "RUN_START",
     "STEP_DONE",
     "STEP_START",
     "REASONING_DELTA",
     "TEXT_DELTA",
+    "TIME",
     "TOOL_CALL",
     "TOOL_RECONCILE",
     "TOOL_RESULT",
@@ -106,6 +117,7 @@ __all__ = [
     "RunControl",
     "RunInterrupted",
     "RunObserver",
+    "RunOutcome",
     "RunRequest",
     "Sink",
     "Step",
@@ -118,6 +130,7 @@ __all__ = [
     "fork",
     "locate",
     "replay",
+    "rfc3339",
     "rollback",
     "run_digest",
     "validator_for",

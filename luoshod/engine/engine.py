@@ -43,15 +43,17 @@ from ..errors import (
     CheckpointNotFound,
     InvalidArgument,
     LeaseLost,
+    NotSleeping,
     ResumeToolMissing,
     SessionAwaitingApproval,
     SessionBusy,
+    SessionSleeping,
     StoreError,
 )
 from ..providers import Provider, ProviderRegistry
 from ..providers.pricing import priced
 from ..store import Capability, SaveOptions, Store
-from . import compaction, fallback, requests, subagents
+from . import compaction, fallback, requests, subagents, timers
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .daemon_tools import DaemonTools, expand
@@ -100,6 +102,10 @@ class RunRequest:
     #: ``ExecuteRequest.if_busy`` (R68; 0 is REJECT): part of the body a retry must repeat
     #: (R74), though the engine itself never reads it.
     if_busy: int = 0
+    #: R86: what wakes a sleeping session with this run: ``time`` (the waker: only once
+    #: it is due), ``resume`` (Resume with wake) or ``input`` (if_busy INTERRUPT); "": it
+    #: does not, and a sleeping session refuses the run (``SessionSleeping``).
+    wake: str = ""
 
 
 @dataclass(slots=True)
@@ -535,6 +541,9 @@ class Engine:
                 session_id=req.session_id,
                 approval_id=cp.approval_id,
             )
+        sleeps = cp is not None and (cp.status is Status.SLEEPING or bool(req.wake))
+        if sleeps and cp is not None and not _wake(req, cp, self.clock()):
+            return None
         spec = req.agent or (cp.agent if cp else None)
         if spec is None:
             raise InvalidArgument(
@@ -628,6 +637,36 @@ class Engine:
             request_limit=self.request_id_limit,
             level_drifts=_warned(spec, cp, levels),
         )
+
+
+def _wake(req: RunRequest, cp: Checkpoint, now: float) -> bool:
+    """R86: whether the run goes on with ``cp``, marked woken when it slept. A sleeping
+    session refuses a run that does not wake it; the waker's run of a session that is
+    not due, or no longer sleeps (woken by another daemon), runs nothing."""
+    if cp.status is not Status.SLEEPING or cp.sleep is None:
+        if req.wake == timers.RESUME:
+            raise NotSleeping(
+                f"session {req.session_id!r} is not sleeping ({cp.status.value})",
+                session_id=req.session_id,
+                status=cp.status.value,
+            )
+        return req.wake != timers.TIME
+    if not req.wake:
+        raise SessionSleeping(
+            f"session {req.session_id!r} is sleeping until {timers.rfc3339(cp.sleep.wake_at)}; "
+            "Resume with wake wakes it now, input with if_busy ENQUEUE waits for it",
+            session_id=req.session_id,
+            wake_at=timers.rfc3339(cp.sleep.wake_at),
+        )
+    if req.wake == timers.TIME and cp.sleep.wake_at > now:
+        return False
+    # R81: time asleep is paused time, as on an approval: wall-clock limits leave it out
+    # unless the agent counts it.
+    slept = max(0.0, now - cp.sleep.since) if cp.sleep.since else 0.0
+    cp.run_paused_s += slept
+    cp.session_paused_s += slept
+    cp.sleep = replace(cp.sleep, woken=req.wake)
+    return True
 
 
 def _refuse_levels(session_id: str, spec: AgentSpec, levels: list[tuple[SubTask, Drift]]) -> None:

@@ -31,6 +31,7 @@ from ..domain import (
     Message,
     Role,
     RunEnd,
+    Sleep,
     Status,
     StoredEvent,
     SubTask,
@@ -41,7 +42,17 @@ from ..domain import (
 from ..errors import ProviderError
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, SaveOptions, Store
-from . import budget, compaction, daemon_tools, fallback, handout, output, requests, subagents
+from . import (
+    budget,
+    compaction,
+    daemon_tools,
+    fallback,
+    handout,
+    output,
+    requests,
+    subagents,
+    timers,
+)
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
 from .daemon_tools import DaemonTools
@@ -64,6 +75,8 @@ class RunOutcome:
     usage: Usage
     approval_id: str
     message_count: int
+    #: R86: when the session wakes, when the run ended with it sleeping.
+    wake_at: float | None = None
 
 
 @dataclass(slots=True)
@@ -563,6 +576,8 @@ class Run:
         for i, call in enumerate(calls):
             if call.id in self.cp.decisions or check_call(self.spec, call) is not None:
                 continue
+            if self.spec.is_sleep(call.name):  # R86: the run may end here
+                return i
             tool = self.spec.tool(call.name)
             if tool is not None and tool.gated:  # R27, R88
                 return i
@@ -622,10 +637,34 @@ class Run:
                 raise RunInterrupted(self.control.interrupted or "interrupted")
             self._end_turn(now[recorded:], tasks[recorded:], later, step, CANCELLED_ERROR)
             return await self.finish(FinishReason.ABORTED)
+        if later and self.spec.is_sleep(later[0].name):
+            return await self.sleep(later[0], later[1:], step)
         if later:
             tool = self.spec.tool(later[0].name)
             return await self.pause(later[0], later[1:], step, question=asked(tool, later[0]))
         return None
+
+    async def sleep(self, call: ToolCall, rest: list[ToolCall], step: int) -> RunOutcome | None:
+        """R86: the turn's ``sleep`` call. Woken (or due already): its result is recorded
+        and the turn's calls after it run. Otherwise the run ends with the session
+        sleeping until its wake time; the calls after it wait with it."""
+        cp = self.cp
+        slept = cp.sleep if cp.sleep is not None and cp.sleep.call_id == call.id else None
+        if slept is None:
+            try:
+                now = self.now()
+                slept = Sleep(call.id, timers.wake_time(call, now), since=now)
+            except ValueError as e:
+                await self.record(error_result(call, str(e)), step)
+                return await self.run_tools(rest, step) if rest else None
+        woken = slept.woken or (timers.TIME if slept.wake_at <= self.now() else "")
+        if woken:
+            cp.sleep = None
+            await self.record(timers.result(call, slept, woken), step)
+            return await self.run_tools(rest, step) if rest else None
+        cp.sleep = slept
+        log.info("session=%s sleeps until %s", cp.session_id, timers.rfc3339(slept.wake_at))
+        return await self.finish(FinishReason.SLEEPING)
 
     def _end_turn(
         self,
@@ -789,6 +828,7 @@ class Run:
             FinishReason.BUDGET_EXCEEDED: Status.IN_PROGRESS,  # as Cancel: Resume goes on
             FinishReason.DEADLINE_EXCEEDED: Status.IN_PROGRESS,
             FinishReason.AWAITING_APPROVAL: Status.AWAITING_APPROVAL,
+            FinishReason.SLEEPING: Status.SLEEPING,
         }.get(reason, Status.FINISHED)
         for msg, step in self.unannounced:
             await self.announce(msg, step)
@@ -806,6 +846,7 @@ class Run:
             cp.usage.copy(),
             cp.approval_id,
             len(cp.messages),
+            cp.wake_at,
         )
         await self.emit(
             ev.RUN_DONE,

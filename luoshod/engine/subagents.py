@@ -46,12 +46,14 @@ copy of it under a new task id (``mode`` fork).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from typing import Any
 
 from ..config import Price
 from ..domain import (
+    SLEEP_TOOL,
     TASK_TOOL,
     AgentSpec,
     Checkpoint,
@@ -120,13 +122,16 @@ def model_view(spec: AgentSpec, messages: list[Message]) -> tuple[AgentSpec, lis
     """What the model of an agent with sub-agents is shown: its tools plus ``task``, and
     the sub-agent block after its system prompt. The stored transcript and the spec (so
     the fingerprint, R64) stay without them."""
+    timers = (SLEEP_TOOL,) if spec.sleep_tool and spec.tool(SLEEP_TOOL.name) is SLEEP_TOOL else ()
     if not spec.subagents:
+        if timers:  # R86: the daemon's timer joins the tools the model sees
+            return dataclasses.replace(spec, tools=(*spec.tools, *timers)), messages
         return spec, messages
     block = system_block(spec)
     shown = AgentSpec(
         model=spec.model,
         instructions=f"{spec.instructions}\n\n{block}" if spec.instructions else block,
-        tools=(*spec.tools, TASK_TOOL),
+        tools=(*spec.tools, TASK_TOOL, *timers),
         max_steps=spec.max_steps,
         tool_concurrency=spec.tool_concurrency,
         on_agent_drift=spec.on_agent_drift,

@@ -45,6 +45,7 @@ from .preflight import open_store
 from .retention import Retention
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
+from .waker import Waker
 from .webhooks import Notifier, WebhookConfig, parse_events
 
 if TYPE_CHECKING:
@@ -202,6 +203,15 @@ class Config:
         "seconds between sweeps that run inputs queued on busy sessions (if_busy)",
         doc="how often inputs queued on busy sessions (`if_busy`) are looked for: what a killed "
         "daemon left queued, an interrupt sent through another daemon",
+        metavar="S",
+        gt=0,
+    )
+    sleep_sweep_s: float = setting(
+        30.0,
+        "seconds between sweeps that list sleeping sessions (R86) even when none is due",
+        doc="how often the daemon lists the sleeping sessions even when it knows of none due: "
+        "sessions put to sleep by another daemon sharing the store that then stopped (a "
+        "daemon wakes its own sleepers, and every due one at its start, on time)",
         metavar="S",
         gt=0,
     )
@@ -474,6 +484,8 @@ class Daemon:
         self.service: AgentService | None = None
         self.notifier: Notifier | None = None
         self.retention: Retention | None = None
+        #: Wakes the sleeping sessions when they are due (R86); set at start.
+        self.waker: Waker | None = None
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
@@ -578,6 +590,9 @@ class Daemon:
         self._sweeper = asyncio.create_task(self._sweep_approvals())
         self.lag.start()
         service.inputs.start(self.config.queue_sweep_s)  # R68, R69: queued inputs run here too
+        self.waker = Waker(service.runner, self.config.sleep_sweep_s)  # R86
+        service.runner.after_sleep = self.waker.nudge
+        self.waker.start()
         if self.notifier is not None:
             self.notifier.start()
         metrics = self.observe.metrics
@@ -613,6 +628,8 @@ class Daemon:
             return
         if self._sweeper is not None:
             self._sweeper.cancel()
+        if self.waker is not None:  # no sleeping session is woken while the runs drain
+            await self.waker.stop()
         await self.health.enter_graceful_shutdown()
         left = await self.runs.drain(self.config.drain_timeout_s)
         if left:

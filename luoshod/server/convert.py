@@ -54,6 +54,7 @@ STATUS_TO_PB = {
     Status.IN_PROGRESS: pb.CHECKPOINT_STATUS_IN_PROGRESS,
     Status.AWAITING_APPROVAL: pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
     Status.FINISHED: pb.CHECKPOINT_STATUS_FINISHED,
+    Status.SLEEPING: pb.CHECKPOINT_STATUS_SLEEPING,
 }
 STATUS_FROM_PB = {v: k for k, v in STATUS_TO_PB.items()}
 FINISH_TO_PB = {
@@ -65,6 +66,7 @@ FINISH_TO_PB = {
     FinishReason.BUDGET_EXCEEDED: pb.FINISH_REASON_BUDGET_EXCEEDED,
     FinishReason.DEADLINE_EXCEEDED: pb.FINISH_REASON_DEADLINE_EXCEEDED,
     FinishReason.OUTPUT_INVALID: pb.FINISH_REASON_OUTPUT_INVALID,
+    FinishReason.SLEEPING: pb.FINISH_REASON_SLEEPING,
 }
 DRIFT_FROM_PB = {
     pb.AGENT_DRIFT_POLICY_UNSPECIFIED: DriftPolicy.WARN,
@@ -165,6 +167,7 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         if a.HasField("reasoning")
         else None,
         compaction=compaction_from_pb(a.compaction) if a.HasField("compaction") else None,
+        sleep_tool=a.sleep_tool,
     )
 
 
@@ -311,6 +314,7 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         model_settings_json=a.model_settings_json,
         output_schema_json=a.output_schema_json,
         fallback_models=a.fallback_models,
+        sleep_tool=a.sleep_tool,
     )
     if a.tool_timeout_ms is not None:
         spec.tool_timeout_ms = a.tool_timeout_ms
@@ -463,6 +467,8 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         run_paused_ms=round(cp.run_paused_s * 1000),
         session_started_at=timestamp(cp.session_started_at) if cp.session_started_at else None,
         session_paused_ms=round(cp.session_paused_s * 1000),
+        wake_at=timestamp(cp.wake_at) if cp.wake_at is not None else None,
+        sleep_call_id=cp.sleep.call_id if cp.sleep is not None else "",
         tasks=[
             pb.SubAgentState(
                 name=t.name,
@@ -511,6 +517,7 @@ def summary_pb(s: SessionSummary) -> pb.SessionSummary:
         updated_at=timestamp(s.updated_at),
         last_drift=_drift_pb(s.last_drift) if s.last_drift else None,
         total_usage=usage_pb(s.total_usage),
+        wake_at=timestamp(s.wake_at) if s.wake_at is not None else None,
     )
 
 

@@ -41,6 +41,7 @@ from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, QueuedInput, Status
 from ..engine import (
+    INPUT,
     RUN_DONE,
     RUN_START,
     RunInterrupted,
@@ -423,10 +424,14 @@ class InputQueue:
         if cp is not None and cp.status is Status.AWAITING_APPROVAL:
             return False  # R69: kept until the approval is resolved
         item = Queued.decode(head.data)
+        if cp is not None and cp.status is Status.SLEEPING and not item.interrupts:
+            return False  # R86: ENQUEUE waits for the session to wake (the woken run's end kicks)
         try:
             req = run_request(item.request)
         except InvalidArgument as e:  # checked when queued; a daemon with other limits
             return await self._drop(sid, head.request_id, e)
+        if cp is not None and cp.status is Status.SLEEPING and not item.rollback_run:
+            req.wake = INPUT  # R86: INTERRUPT wakes it; the sleep's result says "input"
         if runner.engine.request_id_limit <= 0:
             # No record can say it was applied: run it at most once rather than twice.
             await store.remove_queued_input(sid, head.request_id)

@@ -36,6 +36,7 @@ from ..engine import (
     ResolveRequest,
     RunInterrupted,
     RunObserver,
+    RunOutcome,
     RunRequest,
 )
 from ..errors import SessionBusy, ShuttingDown
@@ -166,6 +167,9 @@ class Runner:
         self.notifier: Notifier | None = None
         #: Told the session id when a run ends (the input queue's ``kick``, R68).
         self.after_run: Callable[[str], None] = lambda session_id: None
+        #: Told the wake time and the session when a run ends with its session sleeping
+        #: (the waker, R86).
+        self.after_sleep: Callable[[float, str], None] = lambda wake_at, session_id: None
 
     async def start(
         self, session_id: str, start: StartRun, req: RunRequest | ResolveRequest
@@ -189,6 +193,10 @@ class Runner:
             sink.queue.put_nowait(None)
             self.hub.publish(session_id, END)
             self.after_run(session_id)
+            if not t.cancelled() and t.exception() is None:
+                outcome = t.result()
+                if isinstance(outcome, RunOutcome) and outcome.wake_at is not None:
+                    self.after_sleep(outcome.wake_at, session_id)
             if not t.cancelled() and (e := t.exception()) is not None:
                 if isinstance(e, RunInterrupted):
                     # Every "run start" has its end in the log: here, a run that stopped at a

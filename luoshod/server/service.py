@@ -23,6 +23,7 @@ from ..domain import Lease, Role
 from ..engine import (
     RECONCILE_NOT_STARTED,
     RECONCILE_UNKNOWN,
+    RESUME,
     Engine,
     ForkPatch,
     ResolveRequest,
@@ -159,6 +160,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             agent=check_agent(request.agent) if request.HasField("agent") else None,
             request_id=check_request_id(request.request_id),
             resume_only=True,
+            wake=RESUME if request.wake else "",  # R86: wakes a sleeping session now
         )
         async for event in self.runner.stream(req.session_id, self.engine.run, req, context):
             yield pb.ResumeResponse(event=event)

@@ -62,6 +62,8 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
     E.AgentDrift: grpc.StatusCode.FAILED_PRECONDITION,
     E.ResumeToolMissing: grpc.StatusCode.FAILED_PRECONDITION,
     E.SessionBusy: grpc.StatusCode.ABORTED,
+    E.SessionSleeping: grpc.StatusCode.ABORTED,
+    E.NotSleeping: grpc.StatusCode.FAILED_PRECONDITION,
     E.LeaseLost: grpc.StatusCode.ABORTED,
     E.ProviderError: grpc.StatusCode.UNAVAILABLE,
     E.ProviderRejected: grpc.StatusCode.FAILED_PRECONDITION,

@@ -12,7 +12,7 @@ from jsonschema.exceptions import SchemaError
 
 from luosho.v1 import agent_pb2 as pb
 
-from ..domain import REASONING_EFFORTS, AgentSpec, Message, Role
+from ..domain import REASONING_EFFORTS, SLEEP_TOOL, AgentSpec, Message, Role
 from ..engine import validator_for
 from ..errors import InvalidArgument, PayloadTooLarge
 from ..store import MAX_PAGE_SIZE
@@ -163,6 +163,7 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
     if agent.HasField("limits"):
         _check_limits(agent.limits, f"{field}.limits")
     mcp_convert.check(agent, field)
+    _check_sleep(agent, field)
     if field == "agent":  # the top-level agent: its tree is checked once, level by level
         subagent_checks.check(agent, field, _check_one)
     return convert.agent_from_pb(agent)
@@ -183,6 +184,26 @@ def _check_limits(limits: pb.Limits, field: str) -> None:
                     reason="INVALID_LIMITS",
                     field=f"{field}.{scope}.{name}",
                 )
+
+
+def _check_sleep(agent: pb.AgentSpec, field: str) -> None:
+    """R86: ``sleep_tool`` on the lead agent only, and no tool of its own named ``sleep``."""
+    if not agent.sleep_tool:
+        return
+    if field != "agent":
+        raise InvalidArgument(
+            f"{field}.sleep_tool: only the lead agent can sleep (a sub-agent's run is part of "
+            "the lead's)",
+            reason="INVALID_SLEEP_TOOL",
+            field=f"{field}.sleep_tool",
+        )
+    if any(t.name == SLEEP_TOOL.name for t in agent.tools):
+        raise InvalidArgument(
+            f"tool name {SLEEP_TOOL.name!r} is both declared by the agent and the daemon's "
+            "timer (sleep_tool)",
+            reason="DUPLICATE_TOOL_NAME",
+            tool=SLEEP_TOOL.name,
+        )
 
 
 def _check_one(agent: pb.AgentSpec, field: str) -> None:

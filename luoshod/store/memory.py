@@ -453,4 +453,5 @@ def _summary(e: _Entry) -> SessionSummary:
         h.updated_at,
         h.last_drift,
         h.total_usage.copy(),
+        h.wake_at,
     )

@@ -65,7 +65,7 @@ def test_a_bare_group_prints_its_subcommands(group: str, subcommands: list[str])
 
 def test_status_choices_are_listed_once() -> None:
     out = luoshod("sessions", "list", "--help")
-    assert "{awaiting-approval,finished,in-progress}" in out.stdout
+    assert "{awaiting-approval,finished,in-progress,sleeping}" in out.stdout
     assert "in_progress" not in out.stdout
 
 
@@ -95,7 +95,7 @@ t luoshod sessions resume --tool
     assert done.stdout.splitlines() == [
         "serve sessions",
         "list show dequeue history delete fork watch cancel resume compare --help",
-        "awaiting-approval finished in-progress",
+        "awaiting-approval finished in-progress sleeping",
         "--tool-timeout",
     ], done.stdout + done.stderr
     zsh = luoshod("completion", "zsh")

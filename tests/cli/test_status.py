@@ -43,7 +43,7 @@ def test_status_shows_health_sessions_and_what_the_metrics_say(tmp_path: Path) -
         assert out.returncode == 0, out.stderr
         rows = dict(line.split(None, 1) for line in out.stdout.splitlines())
         assert rows["daemon"] == f"{d.address}  SERVING"
-        assert rows["sessions"] == "0 in-progress, 1 awaiting-approval, 1 finished"
+        assert rows["sessions"] == "0 in-progress, 1 awaiting-approval, 1 finished, 0 sleeping"
         assert rows["approvals"] == "1 pending"
         assert rows["version"].startswith("0.1.0 (python ")
         assert rows["store"] == db_url(tmp_path) and rows["listeners"] == d.address

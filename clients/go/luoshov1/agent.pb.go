@@ -179,6 +179,13 @@ const (
 	ErrorReason_ERROR_REASON_ANSWER_REQUIRED ErrorReason = 155
 	// INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
 	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
+	// ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+	// without wake. Metadata: wake_at (RFC 3339).
+	ErrorReason_ERROR_REASON_SESSION_SLEEPING ErrorReason = 170
+	// FAILED_PRECONDITION: Resume with wake on a session that is not sleeping.
+	ErrorReason_ERROR_REASON_NOT_SLEEPING ErrorReason = 171
+	// INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps).
+	ErrorReason_ERROR_REASON_INVALID_SLEEP_TOOL ErrorReason = 172
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
 	// AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84).
@@ -287,6 +294,9 @@ var (
 		150: "ERROR_REASON_INVALID_OUTPUT_SCHEMA",
 		155: "ERROR_REASON_ANSWER_REQUIRED",
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
+		170: "ERROR_REASON_SESSION_SLEEPING",
+		171: "ERROR_REASON_NOT_SLEEPING",
+		172: "ERROR_REASON_INVALID_SLEEP_TOOL",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
 		160: "ERROR_REASON_INVALID_REASONING",
 		165: "ERROR_REASON_CONTEXT_WINDOW_UNKNOWN",
@@ -386,6 +396,9 @@ var (
 		"ERROR_REASON_INVALID_OUTPUT_SCHEMA":         150,
 		"ERROR_REASON_ANSWER_REQUIRED":               155,
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
+		"ERROR_REASON_SESSION_SLEEPING":              170,
+		"ERROR_REASON_NOT_SLEEPING":                  171,
+		"ERROR_REASON_INVALID_SLEEP_TOOL":            172,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
 		"ERROR_REASON_INVALID_REASONING":             160,
 		"ERROR_REASON_CONTEXT_WINDOW_UNKNOWN":        165,
@@ -537,6 +550,9 @@ const (
 	CheckpointStatus_CHECKPOINT_STATUS_IN_PROGRESS       CheckpointStatus = 1
 	CheckpointStatus_CHECKPOINT_STATUS_AWAITING_APPROVAL CheckpointStatus = 2
 	CheckpointStatus_CHECKPOINT_STATUS_FINISHED          CheckpointStatus = 3
+	// R86: the agent called `sleep`; the session wakes at Checkpoint.wake_at (or earlier,
+	// on Resume with wake). No daemon holds it meanwhile.
+	CheckpointStatus_CHECKPOINT_STATUS_SLEEPING CheckpointStatus = 4
 )
 
 // Enum value maps for CheckpointStatus.
@@ -546,12 +562,14 @@ var (
 		1: "CHECKPOINT_STATUS_IN_PROGRESS",
 		2: "CHECKPOINT_STATUS_AWAITING_APPROVAL",
 		3: "CHECKPOINT_STATUS_FINISHED",
+		4: "CHECKPOINT_STATUS_SLEEPING",
 	}
 	CheckpointStatus_value = map[string]int32{
 		"CHECKPOINT_STATUS_UNSPECIFIED":       0,
 		"CHECKPOINT_STATUS_IN_PROGRESS":       1,
 		"CHECKPOINT_STATUS_AWAITING_APPROVAL": 2,
 		"CHECKPOINT_STATUS_FINISHED":          3,
+		"CHECKPOINT_STATUS_SLEEPING":          4,
 	}
 )
 
@@ -603,6 +621,9 @@ const (
 	// The final answer was not JSON valid against output_schema_json, after one repair turn;
 	// RunDone.output_errors says why.
 	FinishReason_FINISH_REASON_OUTPUT_INVALID FinishReason = 7
+	// R86: the run ended on the agent's `sleep` call; the session is SLEEPING until
+	// Checkpoint.wake_at, when a daemon resumes it as a new run of the same session.
+	FinishReason_FINISH_REASON_SLEEPING FinishReason = 8
 )
 
 // Enum value maps for FinishReason.
@@ -616,6 +637,7 @@ var (
 		5: "FINISH_REASON_BUDGET_EXCEEDED",
 		6: "FINISH_REASON_DEADLINE_EXCEEDED",
 		7: "FINISH_REASON_OUTPUT_INVALID",
+		8: "FINISH_REASON_SLEEPING",
 	}
 	FinishReason_value = map[string]int32{
 		"FINISH_REASON_UNSPECIFIED":       0,
@@ -626,6 +648,7 @@ var (
 		"FINISH_REASON_BUDGET_EXCEEDED":   5,
 		"FINISH_REASON_DEADLINE_EXCEEDED": 6,
 		"FINISH_REASON_OUTPUT_INVALID":    7,
+		"FINISH_REASON_SLEEPING":          8,
 	}
 )
 
@@ -1398,7 +1421,12 @@ type AgentSpec struct {
 	// Compaction (docs/reference/rules.md R85): before a model call whose request passes
 	// the threshold, old tool results become a marker, then the oldest turns one summary.
 	// Unset: never. Not part of the fingerprint.
-	Compaction    *Compaction `protobuf:"bytes,75,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	Compaction *Compaction `protobuf:"bytes,75,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	// Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+	// ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+	// SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+	// result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+	SleepTool     bool `protobuf:"varint,80,opt,name=sleep_tool,json=sleepTool,proto3" json:"sleep_tool,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1550,6 +1578,13 @@ func (x *AgentSpec) GetCompaction() *Compaction {
 		return x.Compaction
 	}
 	return nil
+}
+
+func (x *AgentSpec) GetSleepTool() bool {
+	if x != nil {
+		return x.SleepTool
+	}
+	return false
 }
 
 // R84: an effort ("minimal", "low", "medium", "high"), a token budget, or both; each
@@ -2837,7 +2872,11 @@ type Checkpoint struct {
 	SessionStartedAt *timestamppb.Timestamp `protobuf:"bytes,52,opt,name=session_started_at,json=sessionStartedAt,proto3" json:"session_started_at,omitempty"`
 	SessionPausedMs  int64                  `protobuf:"varint,53,opt,name=session_paused_ms,json=sessionPausedMs,proto3" json:"session_paused_ms,omitempty"`
 	// R85: what compaction made of `messages` for the model; unset: never compacted.
-	Compaction    *CompactionState `protobuf:"bytes,70,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	Compaction *CompactionState `protobuf:"bytes,70,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	// R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+	// call that put it to sleep (its result is recorded when it wakes).
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,75,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	SleepCallId   string                 `protobuf:"bytes,76,opt,name=sleep_call_id,json=sleepCallId,proto3" json:"sleep_call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3052,6 +3091,20 @@ func (x *Checkpoint) GetCompaction() *CompactionState {
 		return x.Compaction
 	}
 	return nil
+}
+
+func (x *Checkpoint) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetSleepCallId() string {
+	if x != nil {
+		return x.SleepCallId
+	}
+	return ""
 }
 
 // The nested state of one unfinished sub-agent (R59).
@@ -3447,7 +3500,9 @@ type SessionSummary struct {
 	// The checkpoint's last_drift: the last resume drifted (a badge in the console).
 	LastDrift *AgentDrift `protobuf:"bytes,8,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
 	// Usage over the session's whole life (the checkpoint's total_usage).
-	TotalUsage    *Usage `protobuf:"bytes,9,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
+	TotalUsage *Usage `protobuf:"bytes,9,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
+	// R86: when a SLEEPING session wakes; unset otherwise.
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3541,6 +3596,13 @@ func (x *SessionSummary) GetLastDrift() *AgentDrift {
 func (x *SessionSummary) GetTotalUsage() *Usage {
 	if x != nil {
 		return x.TotalUsage
+	}
+	return nil
+}
+
+func (x *SessionSummary) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
 	}
 	return nil
 }
@@ -5863,7 +5925,11 @@ type ResumeRequest struct {
 	// Omitted: the agent saved with the checkpoint (no drift by definition).
 	Agent *AgentSpec `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
 	// An idempotency key within the session (see ExecuteRequest.request_id).
-	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+	// it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+	// of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+	Wake          bool `protobuf:"varint,20,opt,name=wake,proto3" json:"wake,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5917,6 +5983,13 @@ func (x *ResumeRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *ResumeRequest) GetWake() bool {
+	if x != nil {
+		return x.Wake
+	}
+	return false
 }
 
 type ResumeResponse struct {
@@ -8267,7 +8340,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
 	"\treconcile\x18\x05 \x01(\bR\treconcile\x12\x1a\n" +
 	"\bquestion\x18\n" +
-	" \x01(\bR\bquestion\"\x8a\a\n" +
+	" \x01(\bR\bquestion\"\xa9\a\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -8288,7 +8361,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\treasoning\x18F \x01(\v2\x14.luosho.v1.ReasoningR\treasoning\x125\n" +
 	"\n" +
 	"compaction\x18K \x01(\v2\x15.luosho.v1.CompactionR\n" +
-	"compactionB\f\n" +
+	"compaction\x12\x1d\n" +
+	"\n" +
+	"sleep_tool\x18P \x01(\bR\tsleepToolB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
@@ -8408,8 +8483,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd2\n" +
-	"\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xab\v\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -8447,7 +8521,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x12:\n" +
 	"\n" +
 	"compaction\x18F \x01(\v2\x1a.luosho.v1.CompactionStateR\n" +
-	"compaction\x1a;\n" +
+	"compaction\x123\n" +
+	"\awake_at\x18K \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\x12\"\n" +
+	"\rsleep_call_id\x18L \x01(\tR\vsleepCallId\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xb5\x02\n" +
@@ -8495,7 +8571,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	" \x01(\tR\x05chain\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\x14 \x01(\bR\n" +
-	"compaction\"\xab\x03\n" +
+	"compaction\"\xe0\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +
@@ -8511,7 +8587,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\xd9\v\n" +
+	"totalUsage\x123\n" +
+	"\awake_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\"\xd9\v\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -8718,13 +8795,14 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x14DequeueInputResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\bR\aremoved\"9\n" +
 	"\x0fExecuteResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"y\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"\x8d\x01\n" +
 	"\rResumeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12*\n" +
 	"\x05agent\x18\x02 \x01(\v2\x14.luosho.v1.AgentSpecR\x05agent\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId\"8\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\x12\x12\n" +
+	"\x04wake\x18\x14 \x01(\bR\x04wake\"8\n" +
 	"\x0eResumeResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"\xd1\x01\n" +
 	"\x17SubmitToolResultRequest\x12\x1d\n" +
@@ -8931,7 +9009,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tcompacted\x18\x01 \x01(\bR\tcompacted\x125\n" +
 	"\n" +
 	"checkpoint\x18\x02 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint*\x90\x1c\n" +
+	"checkpoint*\xfa\x1c\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -9026,7 +9104,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01\x12'\n" +
 	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
-	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
+	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12\"\n" +
+	"\x1dERROR_REASON_SESSION_SLEEPING\x10\xaa\x01\x12\x1e\n" +
+	"\x19ERROR_REASON_NOT_SLEEPING\x10\xab\x01\x12$\n" +
+	"\x1fERROR_REASON_INVALID_SLEEP_TOOL\x10\xac\x01\x12)\n" +
 	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01\x12#\n" +
 	"\x1eERROR_REASON_INVALID_REASONING\x10\xa0\x01\x12(\n" +
 	"#ERROR_REASON_CONTEXT_WINDOW_UNKNOWN\x10\xa5\x01\x12$\n" +
@@ -9041,12 +9122,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1eAGENT_DRIFT_POLICY_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17AGENT_DRIFT_POLICY_WARN\x10\x01\x12\x1c\n" +
 	"\x18AGENT_DRIFT_POLICY_ERROR\x10\x02\x12\x1d\n" +
-	"\x19AGENT_DRIFT_POLICY_IGNORE\x10\x03*\xa1\x01\n" +
+	"\x19AGENT_DRIFT_POLICY_IGNORE\x10\x03*\xc1\x01\n" +
 	"\x10CheckpointStatus\x12!\n" +
 	"\x1dCHECKPOINT_STATUS_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dCHECKPOINT_STATUS_IN_PROGRESS\x10\x01\x12'\n" +
 	"#CHECKPOINT_STATUS_AWAITING_APPROVAL\x10\x02\x12\x1e\n" +
-	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03*\x8c\x02\n" +
+	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03\x12\x1e\n" +
+	"\x1aCHECKPOINT_STATUS_SLEEPING\x10\x04*\xa8\x02\n" +
 	"\fFinishReason\x12\x1d\n" +
 	"\x19FINISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12FINISH_REASON_STOP\x10\x01\x12\x1b\n" +
@@ -9055,7 +9137,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04\x12!\n" +
 	"\x1dFINISH_REASON_BUDGET_EXCEEDED\x10\x05\x12#\n" +
 	"\x1fFINISH_REASON_DEADLINE_EXCEEDED\x10\x06\x12 \n" +
-	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a*\x99\x01\n" +
+	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a\x12\x1a\n" +
+	"\x16FINISH_REASON_SLEEPING\x10\b*\x99\x01\n" +
 	"\x12CompactionStrategy\x12#\n" +
 	"\x1fCOMPACTION_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19COMPACTION_STRATEGY_PRUNE\x10\x01\x12!\n" +
@@ -9293,143 +9376,145 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	106, // 37: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
 	106, // 38: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
 	20,  // 39: luosho.v1.Checkpoint.compaction:type_name -> luosho.v1.CompactionState
-	29,  // 40: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	31,  // 41: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	33,  // 42: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	28,  // 43: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	28,  // 44: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	33,  // 45: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	106, // 46: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	106, // 47: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	8,   // 48: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	106, // 49: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 50: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	34,  // 51: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	31,  // 52: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	31,  // 53: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
-	3,   // 54: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 55: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	106, // 56: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	53,  // 57: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	31,  // 58: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	106, // 59: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	40,  // 60: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	42,  // 61: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	43,  // 62: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	44,  // 63: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	49,  // 64: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	50,  // 65: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	58,  // 66: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	53,  // 67: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	51,  // 68: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	54,  // 69: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	46,  // 70: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	61,  // 71: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	41,  // 72: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	55,  // 73: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	45,  // 74: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	47,  // 75: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	48,  // 76: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	52,  // 77: luosho.v1.Event.reasoning_delta:type_name -> luosho.v1.ReasoningDelta
-	56,  // 78: luosho.v1.Event.compaction_start:type_name -> luosho.v1.CompactionStart
-	57,  // 79: luosho.v1.Event.compaction_done:type_name -> luosho.v1.CompactionDone
-	24,  // 80: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	9,   // 81: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	33,  // 82: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	29,  // 83: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	31,  // 84: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	28,  // 85: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	11,  // 86: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	10,  // 87: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	28,  // 88: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	36,  // 89: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	31,  // 90: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	31,  // 91: luosho.v1.CompactionDone.usage:type_name -> luosho.v1.Usage
-	4,   // 92: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 93: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	31,  // 94: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	29,  // 95: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	17,  // 96: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	12,  // 97: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	29,  // 98: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	12,  // 99: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	106, // 100: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	39,  // 101: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	17,  // 102: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	39,  // 103: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	10,  // 104: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	13,  // 105: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	34,  // 106: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	60,  // 107: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	73,  // 108: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	104, // 109: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	105, // 110: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	106, // 111: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	106, // 112: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 113: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	38,  // 114: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	17,  // 115: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	39,  // 116: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	36,  // 117: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	37,  // 118: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	29,  // 119: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	85,  // 120: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	84,  // 121: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	34,  // 122: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	90,  // 123: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	31,  // 124: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	89,  // 125: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	91,  // 126: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 127: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 128: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	89,  // 129: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	89,  // 130: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	92,  // 131: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	39,  // 132: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	98,  // 133: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	14,  // 134: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	15,  // 135: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	99,  // 136: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	5,   // 137: luosho.v1.CompactRequest.strategy:type_name -> luosho.v1.CompactionStrategy
-	34,  // 138: luosho.v1.CompactResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	31,  // 139: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	59,  // 140: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	65,  // 141: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	67,  // 142: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	69,  // 143: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	71,  // 144: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	74,  // 145: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	76,  // 146: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	78,  // 147: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	80,  // 148: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	82,  // 149: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	86,  // 150: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	88,  // 151: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	94,  // 152: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	96,  // 153: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	62,  // 154: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	100, // 155: luosho.v1.AgentService.Compact:input_type -> luosho.v1.CompactRequest
-	64,  // 156: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	66,  // 157: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	68,  // 158: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	70,  // 159: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	72,  // 160: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	75,  // 161: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	77,  // 162: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	79,  // 163: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	81,  // 164: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	83,  // 165: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	87,  // 166: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	93,  // 167: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	95,  // 168: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	97,  // 169: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	63,  // 170: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	101, // 171: luosho.v1.AgentService.Compact:output_type -> luosho.v1.CompactResponse
-	156, // [156:172] is the sub-list for method output_type
-	140, // [140:156] is the sub-list for method input_type
-	140, // [140:140] is the sub-list for extension type_name
-	140, // [140:140] is the sub-list for extension extendee
-	0,   // [0:140] is the sub-list for field type_name
+	106, // 40: luosho.v1.Checkpoint.wake_at:type_name -> google.protobuf.Timestamp
+	29,  // 41: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	31,  // 42: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	33,  // 43: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	28,  // 44: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	28,  // 45: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	33,  // 46: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	106, // 47: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	106, // 48: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	8,   // 49: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
+	106, // 50: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 51: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	34,  // 52: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	31,  // 53: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	31,  // 54: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 55: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 56: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	106, // 57: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	53,  // 58: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	31,  // 59: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	106, // 60: luosho.v1.SessionSummary.wake_at:type_name -> google.protobuf.Timestamp
+	106, // 61: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	40,  // 62: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	42,  // 63: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	43,  // 64: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	44,  // 65: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	49,  // 66: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	50,  // 67: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	58,  // 68: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	53,  // 69: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	51,  // 70: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	54,  // 71: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	46,  // 72: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	61,  // 73: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	41,  // 74: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	55,  // 75: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	45,  // 76: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	47,  // 77: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	48,  // 78: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	52,  // 79: luosho.v1.Event.reasoning_delta:type_name -> luosho.v1.ReasoningDelta
+	56,  // 80: luosho.v1.Event.compaction_start:type_name -> luosho.v1.CompactionStart
+	57,  // 81: luosho.v1.Event.compaction_done:type_name -> luosho.v1.CompactionDone
+	24,  // 82: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	9,   // 83: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	33,  // 84: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	29,  // 85: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	31,  // 86: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	28,  // 87: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	11,  // 88: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	10,  // 89: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	28,  // 90: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	36,  // 91: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	31,  // 92: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	31,  // 93: luosho.v1.CompactionDone.usage:type_name -> luosho.v1.Usage
+	4,   // 94: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 95: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	31,  // 96: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	29,  // 97: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	17,  // 98: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	12,  // 99: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	29,  // 100: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	12,  // 101: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	106, // 102: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	39,  // 103: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	17,  // 104: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	39,  // 105: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	10,  // 106: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	13,  // 107: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	34,  // 108: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	60,  // 109: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	73,  // 110: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	104, // 111: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	105, // 112: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	106, // 113: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	106, // 114: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 115: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	38,  // 116: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	17,  // 117: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	39,  // 118: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	36,  // 119: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	37,  // 120: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	29,  // 121: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	85,  // 122: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	84,  // 123: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	34,  // 124: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	90,  // 125: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	31,  // 126: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	89,  // 127: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	91,  // 128: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 129: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 130: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	89,  // 131: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	89,  // 132: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	92,  // 133: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	39,  // 134: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	98,  // 135: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	14,  // 136: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	15,  // 137: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	99,  // 138: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	5,   // 139: luosho.v1.CompactRequest.strategy:type_name -> luosho.v1.CompactionStrategy
+	34,  // 140: luosho.v1.CompactResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	31,  // 141: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	59,  // 142: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	65,  // 143: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	67,  // 144: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	69,  // 145: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	71,  // 146: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	74,  // 147: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	76,  // 148: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	78,  // 149: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	80,  // 150: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	82,  // 151: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	86,  // 152: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	88,  // 153: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	94,  // 154: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	96,  // 155: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	62,  // 156: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	100, // 157: luosho.v1.AgentService.Compact:input_type -> luosho.v1.CompactRequest
+	64,  // 158: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	66,  // 159: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	68,  // 160: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	70,  // 161: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	72,  // 162: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	75,  // 163: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	77,  // 164: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	79,  // 165: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	81,  // 166: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	83,  // 167: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	87,  // 168: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	93,  // 169: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	95,  // 170: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	97,  // 171: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	63,  // 172: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	101, // 173: luosho.v1.AgentService.Compact:output_type -> luosho.v1.CompactResponse
+	158, // [158:174] is the sub-list for method output_type
+	142, // [142:158] is the sub-list for method input_type
+	142, // [142:142] is the sub-list for extension type_name
+	142, // [142:142] is the sub-list for extension extendee
+	0,   // [0:142] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

@@ -338,8 +338,8 @@ async function runTool(tools: Tools, sessionId: string, event: Event): Promise<T
 
 // ---- results ---------------------------------------------------------------------------
 
-export type FinishReasonName = "" | "stop" | "max_steps" | "aborted" | "awaiting_approval" | "budget_exceeded" | "deadline_exceeded" | "output_invalid";
-export type StatusName = "" | "in_progress" | "awaiting_approval" | "finished";
+export type FinishReasonName = "" | "stop" | "max_steps" | "aborted" | "awaiting_approval" | "budget_exceeded" | "deadline_exceeded" | "output_invalid" | "sleeping";
+export type StatusName = "" | "in_progress" | "awaiting_approval" | "finished" | "sleeping";
 
 export function finishReasonName(value: FinishReason): FinishReasonName {
   const names: Partial<Record<FinishReason, FinishReasonName>> = {
@@ -350,6 +350,7 @@ export function finishReasonName(value: FinishReason): FinishReasonName {
     [FinishReason.FINISH_REASON_BUDGET_EXCEEDED]: "budget_exceeded",
     [FinishReason.FINISH_REASON_DEADLINE_EXCEEDED]: "deadline_exceeded",
     [FinishReason.FINISH_REASON_OUTPUT_INVALID]: "output_invalid",
+    [FinishReason.FINISH_REASON_SLEEPING]: "sleeping",
   };
   return names[value] ?? "";
 }
@@ -359,6 +360,7 @@ export function statusName(value: CheckpointStatus): StatusName {
     [CheckpointStatus.CHECKPOINT_STATUS_IN_PROGRESS]: "in_progress",
     [CheckpointStatus.CHECKPOINT_STATUS_AWAITING_APPROVAL]: "awaiting_approval",
     [CheckpointStatus.CHECKPOINT_STATUS_FINISHED]: "finished",
+    [CheckpointStatus.CHECKPOINT_STATUS_SLEEPING]: "sleeping",
   };
   return names[value] ?? "";
 }
@@ -367,6 +369,7 @@ const STATUS_VALUES: Record<Exclude<StatusName, "">, CheckpointStatus> = {
   in_progress: CheckpointStatus.CHECKPOINT_STATUS_IN_PROGRESS,
   awaiting_approval: CheckpointStatus.CHECKPOINT_STATUS_AWAITING_APPROVAL,
   finished: CheckpointStatus.CHECKPOINT_STATUS_FINISHED,
+  sleeping: CheckpointStatus.CHECKPOINT_STATUS_SLEEPING,
 };
 
 /**

@@ -105,7 +105,12 @@ _U64 = struct.Struct(">Q")
 _CHUNK_KEY = struct.Struct(">QI")
 _ROW = struct.Struct(">QIQQB")  # log id, message count, byte count, version, status
 
-STATUS_CODES = {Status.IN_PROGRESS: 1, Status.AWAITING_APPROVAL: 2, Status.FINISHED: 3}
+STATUS_CODES = {
+    Status.IN_PROGRESS: 1,
+    Status.AWAITING_APPROVAL: 2,
+    Status.FINISHED: 3,
+    Status.SLEEPING: 4,
+}
 STATUSES = {code: status for status, code in STATUS_CODES.items()}
 
 

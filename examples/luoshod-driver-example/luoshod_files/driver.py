@@ -205,6 +205,7 @@ class FilesStore(Store):
                     cp.updated_at,
                     cp.last_drift,
                     cp.total_usage,
+                    cp.wake_at,
                 )
             )
         return found

@@ -329,9 +329,11 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
 def prune(d: Daemon, args: argparse.Namespace) -> int:
     """Every page is read before the first delete, so deleting cannot shift the pages."""
     cutoff = datetime.now(UTC) - args.older_than
-    # A run in progress may be running right now, or be a crashed app's to finish: it is
-    # pruned only when asked for by name.
-    wanted = _statuses(args.status) or {v for k, v in STATUSES.items() if k != "in-progress"}
+    # A run in progress may be running right now, or be a crashed app's to finish, and a
+    # sleeping session waits for its time (R86): each is pruned only when asked for by name.
+    wanted = _statuses(args.status) or {
+        v for k, v in STATUSES.items() if k not in ("in-progress", "sleeping")
+    }
     every = list(d.client.list_sessions(page_size=PAGE_SIZE))
     chosen = stale(every, cutoff, wanted)
     kept = [] if args.status else stale(every, cutoff, {STATUSES["in-progress"]})

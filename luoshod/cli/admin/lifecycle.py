@@ -131,7 +131,9 @@ def cancel(d: Any, args: argparse.Namespace) -> int:
 
 def resume(d: Any, args: argparse.Namespace) -> int:
     cp = d.client.get_session(args.session_id)
-    request = pb.ResumeRequest(session_id=args.session_id, request_id=args.request_id or "")
+    request = pb.ResumeRequest(
+        session_id=args.session_id, request_id=args.request_id or "", wake=args.wake
+    )
     if args.tool_timeout is not None:
         # The saved agent with a shorter tool timeout: the same fingerprint (the timeout is
         # not part of it), so no drift.
@@ -317,6 +319,7 @@ def add_sessions_commands(ss: Any, command: Any, duration: Any) -> None:
         "finish an interrupted run with its saved agent; stops when the run waits on the app's "
         "tools",
         "luoshod sessions resume trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s\n"
+        "  luoshod sessions resume nightly-7 --wake   # a sleeping session, now\n"
         "  luoshod sessions resume trip-1 --request-id fix-1   # again after a failure: applied "
         "once",
     )
@@ -326,6 +329,11 @@ def add_sessions_commands(ss: Any, command: Any, duration: Any) -> None:
         metavar="ID",
         help="an idempotency key: the same command run again with the same ID after a "
         "failure resumes or replays that run instead of starting another",
+    )
+    p.add_argument(
+        "--wake",
+        action="store_true",
+        help="wake a sleeping session now instead of at its time (R86)",
     )
     p.add_argument(
         "--tool-timeout",

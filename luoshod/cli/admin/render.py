@@ -23,11 +23,13 @@ STATUSES = {
     "in-progress": pb.CHECKPOINT_STATUS_IN_PROGRESS,
     "awaiting-approval": pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
     "finished": pb.CHECKPOINT_STATUS_FINISHED,
+    "sleeping": pb.CHECKPOINT_STATUS_SLEEPING,
 }
 
 
 def status_label(value: int) -> str:
-    """``in-progress``, ``awaiting-approval``, ``finished`` (the words of the docs)."""
+    """``in-progress``, ``awaiting-approval``, ``finished``, ``sleeping`` (the words of
+    the docs)."""
     return _enum_label(pb.CheckpointStatus, value, "CHECKPOINT_STATUS_")
 
 
@@ -88,6 +90,9 @@ def emit(data: object) -> None:
 
 
 def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
+    sessions = list(sessions)
+    # R86: a column of when each sleeping session wakes, when one of them sleeps.
+    wakes = any(s.HasField("wake_at") for s in sessions)
     return table(
         (
             "SESSION",
@@ -99,6 +104,7 @@ def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
             "COST",
             "UPDATED (UTC)",
             "APPROVAL",
+            *(("WAKES (UTC)",) if wakes else ()),
         ),
         (
             (
@@ -111,6 +117,7 @@ def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
                 cost(s.total_usage),
                 timestamp(s.updated_at),
                 s.approval_id or "-",
+                *((timestamp(s.wake_at),) if wakes else ()),
             )
             for s in sessions
         ),
@@ -309,6 +316,11 @@ def session_text(
         lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
     for model, u in sorted((by_model or {}).items(), key=lambda kv: (-kv[1].cost_usd, kv[0])):
         lines.append(f"          by model {model or '?'}: {usage_line(u)}")
+    if cp.HasField("wake_at"):  # R86
+        lines.append(
+            f"wakes     {timestamp(cp.wake_at)} (now with: luoshod sessions resume "
+            f"{cp.session_id} --wake)"
+        )
     if cp.approval_id:
         lines.append(
             f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject "

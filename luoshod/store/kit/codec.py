@@ -423,6 +423,7 @@ def decode_summary(header: str | bytes, message_count: int) -> SessionSummary:
         h["updated_at"],
         drift_of(h),
         Usage.from_dict(h["total_usage"]),
+        h["sleep"]["wake_at"] if "sleep" in h and h["status"] == "sleeping" else None,
     )
 
 

@@ -31,6 +31,7 @@ const STATUS = {
   CHECKPOINT_STATUS_IN_PROGRESS: "in-progress",
   CHECKPOINT_STATUS_AWAITING_APPROVAL: "awaiting-approval",
   CHECKPOINT_STATUS_FINISHED: "finished",
+  CHECKPOINT_STATUS_SLEEPING: "sleeping",
 };
 
 export const statusName = (s) => STATUS[s] || "unknown";

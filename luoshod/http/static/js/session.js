@@ -95,7 +95,10 @@ export async function sessionView(root, { arg: sessionId, params }) {
     resume.disabled = finished;
     cancel.disabled = finished;
     if (finished) resume.title = cancel.title = "The session is finished: send it new input to run again.";
-    resume.addEventListener("click", () => runStream(`/sessions/${enc(sessionId)}/resume`, {}, "Resume"));
+    // A sleeping session (R86): Resume wakes it now.
+    const sleeping = cp.status === "CHECKPOINT_STATUS_SLEEPING";
+    if (sleeping) { resume.textContent = "Wake now"; resume.title = `It wakes by itself at ${when(cp.wake_at)}.`; }
+    resume.addEventListener("click", () => runStream(`/sessions/${enc(sessionId)}/resume`, sleeping ? { wake: true } : {}, sleeping ? "Wake" : "Resume"));
     cancel.addEventListener("click", async () => {
       try {
         const r = await post(`/sessions/${enc(sessionId)}/cancel`, {});
@@ -118,6 +121,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
             .sort(([a, u], [b, v]) => Number(v.cost_usd || 0) - Number(u.cost_usd || 0) || (a < b ? -1 : 1))
             .map(([model, u]) => h("li", { dataset: { model } }, h("code", {}, model || "?"), ` ${usage(u)}`))))] : null,
         h("dt", {}, "updated"), h("dd", {}, when(cp.updated_at)),
+        cp.wake_at ? [h("dt", {}, "wakes"), h("dd", { id: "wakes" }, when(cp.wake_at))] : null,
         cp.approval_id ? [h("dt", {}, "approval"), h("dd", {}, h("a", { href: "#/approvals" }, cp.approval_id))] : null),
       failureBox(),
       answerBox(cp),

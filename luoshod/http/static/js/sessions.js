@@ -9,7 +9,7 @@ const PAGE_SIZE = 25; // #/sessions?size=N for another
 // [heading, hidden on narrow screens]
 const COLUMNS = [["Session"], ["Status"], ["Model", true], ["Step"], ["Msgs", true], ["Usage", true], ["Cost"], ["Updated (UTC)"]];
 const ORDERS = [["", "newest first"], ["cost", "costliest first"]];
-const STATUSES = [["", "all"], ["in-progress", "in progress"], ["awaiting-approval", "awaiting approval"], ["finished", "finished"]];
+const STATUSES = [["", "all"], ["in-progress", "in progress"], ["awaiting-approval", "awaiting approval"], ["finished", "finished"], ["sleeping", "sleeping"]];
 
 export async function sessionsView(root, { params }) {
   const status = params.get("status") || "";
@@ -102,7 +102,8 @@ export async function sessionsView(root, { params }) {
       h("td", {}, h("a", { href: `#/session/${enc(s.session_id)}` }, s.session_id),
         s.approval_id ? h("span", { class: "badge st-awaiting-approval small" }, "approval") : null,
         s.last_drift ? h("span", { class: "badge drift-badge small", title: driftTitle(s.last_drift) }, "drifted") : null),
-      h("td", {}, statusBadge(s.status, s.finish_reason)),
+      h("td", {}, statusBadge(s.status, s.finish_reason),
+        s.wake_at ? h("span", { class: "muted small wakes", title: "when it wakes (R86)" }, ` wakes ${when(s.wake_at)}`) : null),
       h("td", { class: "model narrow-hide" }, "…"),
       h("td", { class: "num" }, s.step_index),
       h("td", { class: "num narrow-hide" }, s.message_count),

@@ -206,6 +206,9 @@ class Agent:
     reasoning: Reasoning | agent_pb2.Reasoning | None = None
     # Compaction of long transcripts (R85): a Compaction, or the proto's.
     compaction: Compaction | agent_pb2.Compaction | None = None
+    # Durable timers (R86): the agent gets the daemon's `sleep` tool; its call ends the run
+    # with the session "sleeping" until then, and a daemon resumes it at that time.
+    sleep_tool: bool = False
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -222,6 +225,7 @@ class Agent:
             on_agent_drift=_DRIFT_POLICIES[self.on_agent_drift],
             model_settings_json="" if self.model_settings is None else dumps(self.model_settings),
             fallback_models=list(self.fallback_models),
+            sleep_tool=self.sleep_tool,
         )
         # proto3 optional fields: only set what was given, so "unset" means the default.
         if self.max_steps is not None:

@@ -419,12 +419,15 @@ class AsyncClient:
         tools: ToolsLike | None = None,
         reconcile: ReconcileLike | None = None,
         request_id: str = "",
+        wake: bool = False,
     ) -> AsyncRun:
         """Finish an interrupted run (the Resume RPC); no agent means the saved one.
 
         A session with nothing to run gives ``RunResult(ran=False, status="finished")``.
+        ``wake``: wake a sleeping session now (R86); without it, Resume of a sleeping
+        session fails with ``SESSION_SLEEPING``.
         """
-        request = resume_request(session_id, agent=agent, request_id=request_id)
+        request = resume_request(session_id, agent=agent, request_id=request_id, wake=wake)
         if reconcile and request.HasField("agent"):
             mark_reconciled(request.agent, reconcile)
         return self._run(session_id, "Resume", request, tools, reconcile, empty_means_finished=True)

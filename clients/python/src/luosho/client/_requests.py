@@ -120,10 +120,10 @@ def if_busy_value(if_busy: IfBusyLike) -> int:
 
 
 def resume_request(
-    session_id: str, *, agent: AgentLike | None, request_id: str
+    session_id: str, *, agent: AgentLike | None, request_id: str, wake: bool = False
 ) -> agent_pb2.ResumeRequest:
     return agent_pb2.ResumeRequest(
-        session_id=session_id, agent=agent_spec(agent), request_id=request_id
+        session_id=session_id, agent=agent_spec(agent), request_id=request_id, wake=wake
     )
 
 
@@ -134,7 +134,8 @@ def list_sessions_request(
     prefix: str = "",
     costliest_first: bool = False,
 ) -> agent_pb2.ListSessionsRequest:
-    """``status``: None (all), "in_progress", "awaiting_approval", "finished", or the enum;
+    """``status``: None (all), "in_progress", "awaiting_approval", "finished",
+    "sleeping", or the enum;
     ``prefix``: only the sessions whose id starts with it; ``costliest_first``: ordered by
     the session's total cost, the costliest first, instead of by id."""
     if status is None:

@@ -34,6 +34,7 @@ _FINISH_REASONS: dict[int, str] = {
     agent_pb2.FINISH_REASON_BUDGET_EXCEEDED: "budget_exceeded",
     agent_pb2.FINISH_REASON_DEADLINE_EXCEEDED: "deadline_exceeded",
     agent_pb2.FINISH_REASON_OUTPUT_INVALID: "output_invalid",
+    agent_pb2.FINISH_REASON_SLEEPING: "sleeping",
 }
 
 _STATUSES: dict[int, str] = {
@@ -41,18 +42,20 @@ _STATUSES: dict[int, str] = {
     agent_pb2.CHECKPOINT_STATUS_IN_PROGRESS: "in_progress",
     agent_pb2.CHECKPOINT_STATUS_AWAITING_APPROVAL: "awaiting_approval",
     agent_pb2.CHECKPOINT_STATUS_FINISHED: "finished",
+    agent_pb2.CHECKPOINT_STATUS_SLEEPING: "sleeping",
 }
 STATUS_VALUES: dict[str, int] = {name: value for value, name in _STATUSES.items() if name}
 
 
 def finish_reason_name(value: int) -> str:
     """ "stop", "max_steps", "aborted", "awaiting_approval", "budget_exceeded",
-    "deadline_exceeded" ("" when unset or unknown)."""
+    "deadline_exceeded", "output_invalid", "sleeping" ("" when unset or unknown)."""
     return _FINISH_REASONS.get(value, "")
 
 
 def status_name(value: int) -> str:
-    """ "in_progress", "awaiting_approval", "finished" ("" when unset or unknown)."""
+    """ "in_progress", "awaiting_approval", "finished", "sleeping" ("" when unset or
+    unknown)."""
     return _STATUSES.get(value, "")
 
 

@@ -419,9 +419,10 @@ class Client:
         tools: ToolsLike | None = None,
         reconcile: ReconcileLike | None = None,
         request_id: str = "",
+        wake: bool = False,
     ) -> Run:
         """Finish an interrupted run; see ``AsyncClient.resume``."""
-        request = resume_request(session_id, agent=agent, request_id=request_id)
+        request = resume_request(session_id, agent=agent, request_id=request_id, wake=wake)
         if reconcile and request.HasField("agent"):
             mark_reconciled(request.agent, reconcile)
         return self._run(session_id, "Resume", request, tools, reconcile, empty_means_finished=True)

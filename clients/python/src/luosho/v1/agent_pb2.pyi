@@ -105,6 +105,9 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_OUTPUT_SCHEMA: _ClassVar[ErrorReason]
     ERROR_REASON_ANSWER_REQUIRED: _ClassVar[ErrorReason]
     ERROR_REASON_ANSWER_NOT_ALLOWED: _ClassVar[ErrorReason]
+    ERROR_REASON_SESSION_SLEEPING: _ClassVar[ErrorReason]
+    ERROR_REASON_NOT_SLEEPING: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_SLEEP_TOOL: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_FALLBACK_MODELS: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_REASONING: _ClassVar[ErrorReason]
     ERROR_REASON_CONTEXT_WINDOW_UNKNOWN: _ClassVar[ErrorReason]
@@ -131,6 +134,7 @@ class CheckpointStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHECKPOINT_STATUS_IN_PROGRESS: _ClassVar[CheckpointStatus]
     CHECKPOINT_STATUS_AWAITING_APPROVAL: _ClassVar[CheckpointStatus]
     CHECKPOINT_STATUS_FINISHED: _ClassVar[CheckpointStatus]
+    CHECKPOINT_STATUS_SLEEPING: _ClassVar[CheckpointStatus]
 
 class FinishReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -142,6 +146,7 @@ class FinishReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FINISH_REASON_BUDGET_EXCEEDED: _ClassVar[FinishReason]
     FINISH_REASON_DEADLINE_EXCEEDED: _ClassVar[FinishReason]
     FINISH_REASON_OUTPUT_INVALID: _ClassVar[FinishReason]
+    FINISH_REASON_SLEEPING: _ClassVar[FinishReason]
 
 class CompactionStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -308,6 +313,9 @@ ERROR_REASON_INVALID_COSTLIEST_FIRST: ErrorReason
 ERROR_REASON_INVALID_OUTPUT_SCHEMA: ErrorReason
 ERROR_REASON_ANSWER_REQUIRED: ErrorReason
 ERROR_REASON_ANSWER_NOT_ALLOWED: ErrorReason
+ERROR_REASON_SESSION_SLEEPING: ErrorReason
+ERROR_REASON_NOT_SLEEPING: ErrorReason
+ERROR_REASON_INVALID_SLEEP_TOOL: ErrorReason
 ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
 ERROR_REASON_INVALID_REASONING: ErrorReason
 ERROR_REASON_CONTEXT_WINDOW_UNKNOWN: ErrorReason
@@ -325,6 +333,7 @@ CHECKPOINT_STATUS_UNSPECIFIED: CheckpointStatus
 CHECKPOINT_STATUS_IN_PROGRESS: CheckpointStatus
 CHECKPOINT_STATUS_AWAITING_APPROVAL: CheckpointStatus
 CHECKPOINT_STATUS_FINISHED: CheckpointStatus
+CHECKPOINT_STATUS_SLEEPING: CheckpointStatus
 FINISH_REASON_UNSPECIFIED: FinishReason
 FINISH_REASON_STOP: FinishReason
 FINISH_REASON_MAX_STEPS: FinishReason
@@ -333,6 +342,7 @@ FINISH_REASON_AWAITING_APPROVAL: FinishReason
 FINISH_REASON_BUDGET_EXCEEDED: FinishReason
 FINISH_REASON_DEADLINE_EXCEEDED: FinishReason
 FINISH_REASON_OUTPUT_INVALID: FinishReason
+FINISH_REASON_SLEEPING: FinishReason
 COMPACTION_STRATEGY_UNSPECIFIED: CompactionStrategy
 COMPACTION_STRATEGY_PRUNE: CompactionStrategy
 COMPACTION_STRATEGY_SUMMARIZE: CompactionStrategy
@@ -391,7 +401,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ..., question: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "fallback_models", "output_schema_json", "reasoning", "compaction")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "fallback_models", "output_schema_json", "reasoning", "compaction", "sleep_tool")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -409,6 +419,7 @@ class AgentSpec(_message.Message):
     OUTPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     REASONING_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
+    SLEEP_TOOL_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
@@ -426,7 +437,8 @@ class AgentSpec(_message.Message):
     output_schema_json: str
     reasoning: Reasoning
     compaction: Compaction
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., fallback_models: _Optional[_Iterable[str]] = ..., output_schema_json: _Optional[str] = ..., reasoning: _Optional[_Union[Reasoning, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ...) -> None: ...
+    sleep_tool: bool
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., fallback_models: _Optional[_Iterable[str]] = ..., output_schema_json: _Optional[str] = ..., reasoning: _Optional[_Union[Reasoning, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ..., sleep_tool: _Optional[bool] = ...) -> None: ...
 
 class Reasoning(_message.Message):
     __slots__ = ("effort", "budget_tokens")
@@ -646,7 +658,7 @@ class AgentFingerprint(_message.Message):
     def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "attempts", "tasks", "run_started_at", "run_paused_ms", "session_started_at", "session_paused_ms", "compaction")
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "attempts", "tasks", "run_started_at", "run_paused_ms", "session_started_at", "session_paused_ms", "compaction", "wake_at", "sleep_call_id")
     class AttemptsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -680,6 +692,8 @@ class Checkpoint(_message.Message):
     SESSION_STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     SESSION_PAUSED_MS_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
+    WAKE_AT_FIELD_NUMBER: _ClassVar[int]
+    SLEEP_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     step_index: int
@@ -706,7 +720,9 @@ class Checkpoint(_message.Message):
     session_started_at: _timestamp_pb2.Timestamp
     session_paused_ms: int
     compaction: CompactionState
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., attempts: _Optional[_Mapping[str, int]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., run_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_paused_ms: _Optional[int] = ..., session_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_paused_ms: _Optional[int] = ..., compaction: _Optional[_Union[CompactionState, _Mapping]] = ...) -> None: ...
+    wake_at: _timestamp_pb2.Timestamp
+    sleep_call_id: str
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., attempts: _Optional[_Mapping[str, int]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., run_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_paused_ms: _Optional[int] = ..., session_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_paused_ms: _Optional[int] = ..., compaction: _Optional[_Union[CompactionState, _Mapping]] = ..., wake_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sleep_call_id: _Optional[str] = ...) -> None: ...
 
 class SubAgentState(_message.Message):
     __slots__ = ("call_id", "name", "depth", "path", "task_id", "messages", "step_index", "usage", "fingerprint")
@@ -783,7 +799,7 @@ class HistoryEntry(_message.Message):
     def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., chain: _Optional[str] = ..., compaction: _Optional[bool] = ...) -> None: ...
 
 class SessionSummary(_message.Message):
-    __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at", "last_drift", "total_usage")
+    __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at", "last_drift", "total_usage", "wake_at")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -793,6 +809,7 @@ class SessionSummary(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     LAST_DRIFT_FIELD_NUMBER: _ClassVar[int]
     TOTAL_USAGE_FIELD_NUMBER: _ClassVar[int]
+    WAKE_AT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     status: CheckpointStatus
     finish_reason: FinishReason
@@ -802,7 +819,8 @@ class SessionSummary(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     last_drift: AgentDrift
     total_usage: Usage
-    def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
+    wake_at: _timestamp_pb2.Timestamp
+    def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., wake_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "provider_retry", "provider_fallback", "reasoning_delta", "compaction_start", "compaction_done", "subagent")
@@ -1181,14 +1199,16 @@ class ExecuteResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
 
 class ResumeRequest(_message.Message):
-    __slots__ = ("session_id", "agent", "request_id")
+    __slots__ = ("session_id", "agent", "request_id", "wake")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    WAKE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     agent: AgentSpec
     request_id: str
-    def __init__(self, session_id: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    wake: bool
+    def __init__(self, session_id: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., wake: _Optional[bool] = ...) -> None: ...
 
 class ResumeResponse(_message.Message):
     __slots__ = ("event",)

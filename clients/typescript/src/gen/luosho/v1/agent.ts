@@ -191,6 +191,15 @@ export enum ErrorReason {
   ERROR_REASON_ANSWER_REQUIRED = 155,
   /** ERROR_REASON_ANSWER_NOT_ALLOWED - INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question. */
   ERROR_REASON_ANSWER_NOT_ALLOWED = 156,
+  /**
+   * ERROR_REASON_SESSION_SLEEPING - ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+   * without wake. Metadata: wake_at (RFC 3339).
+   */
+  ERROR_REASON_SESSION_SLEEPING = 170,
+  /** ERROR_REASON_NOT_SLEEPING - FAILED_PRECONDITION: Resume with wake on a session that is not sleeping. */
+  ERROR_REASON_NOT_SLEEPING = 171,
+  /** ERROR_REASON_INVALID_SLEEP_TOOL - INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps). */
+  ERROR_REASON_INVALID_SLEEP_TOOL = 172,
   /** ERROR_REASON_INVALID_FALLBACK_MODELS - fallback_models repeats the model or one of its entries. */
   ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
   /** ERROR_REASON_INVALID_REASONING - AgentSpec.reasoning names an unknown effort or a budget_tokens under 1 (R84). */
@@ -489,6 +498,15 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 156:
     case "ERROR_REASON_ANSWER_NOT_ALLOWED":
       return ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED;
+    case 170:
+    case "ERROR_REASON_SESSION_SLEEPING":
+      return ErrorReason.ERROR_REASON_SESSION_SLEEPING;
+    case 171:
+    case "ERROR_REASON_NOT_SLEEPING":
+      return ErrorReason.ERROR_REASON_NOT_SLEEPING;
+    case 172:
+    case "ERROR_REASON_INVALID_SLEEP_TOOL":
+      return ErrorReason.ERROR_REASON_INVALID_SLEEP_TOOL;
     case 145:
     case "ERROR_REASON_INVALID_FALLBACK_MODELS":
       return ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS;
@@ -696,6 +714,12 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_ANSWER_REQUIRED";
     case ErrorReason.ERROR_REASON_ANSWER_NOT_ALLOWED:
       return "ERROR_REASON_ANSWER_NOT_ALLOWED";
+    case ErrorReason.ERROR_REASON_SESSION_SLEEPING:
+      return "ERROR_REASON_SESSION_SLEEPING";
+    case ErrorReason.ERROR_REASON_NOT_SLEEPING:
+      return "ERROR_REASON_NOT_SLEEPING";
+    case ErrorReason.ERROR_REASON_INVALID_SLEEP_TOOL:
+      return "ERROR_REASON_INVALID_SLEEP_TOOL";
     case ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS:
       return "ERROR_REASON_INVALID_FALLBACK_MODELS";
     case ErrorReason.ERROR_REASON_INVALID_REASONING:
@@ -815,6 +839,11 @@ export enum CheckpointStatus {
   CHECKPOINT_STATUS_IN_PROGRESS = 1,
   CHECKPOINT_STATUS_AWAITING_APPROVAL = 2,
   CHECKPOINT_STATUS_FINISHED = 3,
+  /**
+   * CHECKPOINT_STATUS_SLEEPING - R86: the agent called `sleep`; the session wakes at Checkpoint.wake_at (or earlier,
+   * on Resume with wake). No daemon holds it meanwhile.
+   */
+  CHECKPOINT_STATUS_SLEEPING = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -832,6 +861,9 @@ export function checkpointStatusFromJSON(object: any): CheckpointStatus {
     case 3:
     case "CHECKPOINT_STATUS_FINISHED":
       return CheckpointStatus.CHECKPOINT_STATUS_FINISHED;
+    case 4:
+    case "CHECKPOINT_STATUS_SLEEPING":
+      return CheckpointStatus.CHECKPOINT_STATUS_SLEEPING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -849,6 +881,8 @@ export function checkpointStatusToJSON(object: CheckpointStatus): string {
       return "CHECKPOINT_STATUS_AWAITING_APPROVAL";
     case CheckpointStatus.CHECKPOINT_STATUS_FINISHED:
       return "CHECKPOINT_STATUS_FINISHED";
+    case CheckpointStatus.CHECKPOINT_STATUS_SLEEPING:
+      return "CHECKPOINT_STATUS_SLEEPING";
     case CheckpointStatus.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -878,6 +912,11 @@ export enum FinishReason {
    * RunDone.output_errors says why.
    */
   FINISH_REASON_OUTPUT_INVALID = 7,
+  /**
+   * FINISH_REASON_SLEEPING - R86: the run ended on the agent's `sleep` call; the session is SLEEPING until
+   * Checkpoint.wake_at, when a daemon resumes it as a new run of the same session.
+   */
+  FINISH_REASON_SLEEPING = 8,
   UNRECOGNIZED = -1,
 }
 
@@ -907,6 +946,9 @@ export function finishReasonFromJSON(object: any): FinishReason {
     case 7:
     case "FINISH_REASON_OUTPUT_INVALID":
       return FinishReason.FINISH_REASON_OUTPUT_INVALID;
+    case 8:
+    case "FINISH_REASON_SLEEPING":
+      return FinishReason.FINISH_REASON_SLEEPING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -932,6 +974,8 @@ export function finishReasonToJSON(object: FinishReason): string {
       return "FINISH_REASON_DEADLINE_EXCEEDED";
     case FinishReason.FINISH_REASON_OUTPUT_INVALID:
       return "FINISH_REASON_OUTPUT_INVALID";
+    case FinishReason.FINISH_REASON_SLEEPING:
+      return "FINISH_REASON_SLEEPING";
     case FinishReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1559,7 +1603,16 @@ export interface AgentSpec {
    * the threshold, old tool results become a marker, then the oldest turns one summary.
    * Unset: never. Not part of the fingerprint.
    */
-  compaction: Compaction | undefined;
+  compaction:
+    | Compaction
+    | undefined;
+  /**
+   * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+   * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+   * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+   * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+   */
+  sleepTool: boolean;
 }
 
 /**
@@ -1870,7 +1923,15 @@ export interface Checkpoint {
   sessionStartedAt: Date | undefined;
   sessionPausedMs: number;
   /** R85: what compaction made of `messages` for the model; unset: never compacted. */
-  compaction: CompactionState | undefined;
+  compaction:
+    | CompactionState
+    | undefined;
+  /**
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   */
+  wakeAt: Date | undefined;
+  sleepCallId: string;
 }
 
 export interface Checkpoint_AttemptsEntry {
@@ -1978,7 +2039,11 @@ export interface SessionSummary {
     | AgentDrift
     | undefined;
   /** Usage over the session's whole life (the checkpoint's total_usage). */
-  totalUsage: Usage | undefined;
+  totalUsage:
+    | Usage
+    | undefined;
+  /** R86: when a SLEEPING session wakes; unset otherwise. */
+  wakeAt: Date | undefined;
 }
 
 /**
@@ -2389,6 +2454,12 @@ export interface ResumeRequest {
     | undefined;
   /** An idempotency key within the session (see ExecuteRequest.request_id). */
   requestId: string;
+  /**
+   * R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+   * it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+   * of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+   */
+  wake: boolean;
 }
 
 export interface ResumeResponse {
@@ -2931,6 +3002,7 @@ function createBaseAgentSpec(): AgentSpec {
     outputSchemaJson: "",
     reasoning: undefined,
     compaction: undefined,
+    sleepTool: false,
   };
 }
 
@@ -2986,6 +3058,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.compaction !== undefined) {
       Compaction.encode(message.compaction, writer.uint32(602).fork()).join();
+    }
+    if (message.sleepTool !== false) {
+      writer.uint32(640).bool(message.sleepTool);
     }
     return writer;
   },
@@ -3139,6 +3214,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.compaction = Compaction.decode(reader, reader.uint32());
             continue;
           }
+          case 80: {
+            if (tag !== 640) {
+              break;
+            }
+
+            message.sleepTool = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3212,6 +3295,11 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         : "",
       reasoning: isSet(object.reasoning) ? Reasoning.fromJSON(object.reasoning) : undefined,
       compaction: isSet(object.compaction) ? Compaction.fromJSON(object.compaction) : undefined,
+      sleepTool: isSet(object.sleepTool)
+        ? globalThis.Boolean(object.sleepTool)
+        : isSet(object.sleep_tool)
+        ? globalThis.Boolean(object.sleep_tool)
+        : false,
     };
   },
 
@@ -3268,6 +3356,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.compaction !== undefined) {
       obj.compaction = Compaction.toJSON(message.compaction);
     }
+    if (message.sleepTool !== false) {
+      obj.sleepTool = message.sleepTool;
+    }
     return obj;
   },
 
@@ -3299,6 +3390,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.compaction = (object.compaction !== undefined && object.compaction !== null)
       ? Compaction.fromPartial(object.compaction)
       : undefined;
+    message.sleepTool = object.sleepTool ?? false;
     return message;
   },
 };
@@ -5674,6 +5766,8 @@ function createBaseCheckpoint(): Checkpoint {
     sessionStartedAt: undefined,
     sessionPausedMs: 0,
     compaction: undefined,
+    wakeAt: undefined,
+    sleepCallId: "",
   };
 }
 
@@ -5756,6 +5850,12 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     if (message.compaction !== undefined) {
       CompactionState.encode(message.compaction, writer.uint32(562).fork()).join();
+    }
+    if (message.wakeAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.wakeAt), writer.uint32(602).fork()).join();
+    }
+    if (message.sleepCallId !== "") {
+      writer.uint32(610).string(message.sleepCallId);
     }
     return writer;
   },
@@ -5984,6 +6084,22 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.compaction = CompactionState.decode(reader, reader.uint32());
             continue;
           }
+          case 75: {
+            if (tag !== 602) {
+              break;
+            }
+
+            message.wakeAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 76: {
+            if (tag !== 610) {
+              break;
+            }
+
+            message.sleepCallId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6105,6 +6221,16 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         ? globalThis.Number(object.session_paused_ms)
         : 0,
       compaction: isSet(object.compaction) ? CompactionState.fromJSON(object.compaction) : undefined,
+      wakeAt: isSet(object.wakeAt)
+        ? fromJsonTimestamp(object.wakeAt)
+        : isSet(object.wake_at)
+        ? fromJsonTimestamp(object.wake_at)
+        : undefined,
+      sleepCallId: isSet(object.sleepCallId)
+        ? globalThis.String(object.sleepCallId)
+        : isSet(object.sleep_call_id)
+        ? globalThis.String(object.sleep_call_id)
+        : "",
     };
   },
 
@@ -6194,6 +6320,12 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.compaction !== undefined) {
       obj.compaction = CompactionState.toJSON(message.compaction);
     }
+    if (message.wakeAt !== undefined) {
+      obj.wakeAt = message.wakeAt.toISOString();
+    }
+    if (message.sleepCallId !== "") {
+      obj.sleepCallId = message.sleepCallId;
+    }
     return obj;
   },
 
@@ -6248,6 +6380,8 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     message.compaction = (object.compaction !== undefined && object.compaction !== null)
       ? CompactionState.fromPartial(object.compaction)
       : undefined;
+    message.wakeAt = object.wakeAt ?? undefined;
+    message.sleepCallId = object.sleepCallId ?? "";
     return message;
   },
 };
@@ -7097,6 +7231,7 @@ function createBaseSessionSummary(): SessionSummary {
     updatedAt: undefined,
     lastDrift: undefined,
     totalUsage: undefined,
+    wakeAt: undefined,
   };
 }
 
@@ -7128,6 +7263,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     }
     if (message.totalUsage !== undefined) {
       Usage.encode(message.totalUsage, writer.uint32(74).fork()).join();
+    }
+    if (message.wakeAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.wakeAt), writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -7217,6 +7355,14 @@ export const SessionSummary: MessageFns<SessionSummary> = {
             message.totalUsage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.wakeAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7272,6 +7418,11 @@ export const SessionSummary: MessageFns<SessionSummary> = {
         : isSet(object.total_usage)
         ? Usage.fromJSON(object.total_usage)
         : undefined,
+      wakeAt: isSet(object.wakeAt)
+        ? fromJsonTimestamp(object.wakeAt)
+        : isSet(object.wake_at)
+        ? fromJsonTimestamp(object.wake_at)
+        : undefined,
     };
   },
 
@@ -7304,6 +7455,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     if (message.totalUsage !== undefined) {
       obj.totalUsage = Usage.toJSON(message.totalUsage);
     }
+    if (message.wakeAt !== undefined) {
+      obj.wakeAt = message.wakeAt.toISOString();
+    }
     return obj;
   },
 
@@ -7325,6 +7479,7 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     message.totalUsage = (object.totalUsage !== undefined && object.totalUsage !== null)
       ? Usage.fromPartial(object.totalUsage)
       : undefined;
+    message.wakeAt = object.wakeAt ?? undefined;
     return message;
   },
 };
@@ -11282,7 +11437,7 @@ export const ExecuteResponse: MessageFns<ExecuteResponse> = {
 };
 
 function createBaseResumeRequest(): ResumeRequest {
-  return { sessionId: "", agent: undefined, requestId: "" };
+  return { sessionId: "", agent: undefined, requestId: "", wake: false };
 }
 
 export const ResumeRequest: MessageFns<ResumeRequest> = {
@@ -11295,6 +11450,9 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(26).string(message.requestId);
+    }
+    if (message.wake !== false) {
+      writer.uint32(160).bool(message.wake);
     }
     return writer;
   },
@@ -11336,6 +11494,14 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.wake = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -11361,6 +11527,7 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      wake: isSet(object.wake) ? globalThis.Boolean(object.wake) : false,
     };
   },
 
@@ -11375,6 +11542,9 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.wake !== false) {
+      obj.wake = message.wake;
+    }
     return obj;
   },
 
@@ -11388,6 +11558,7 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
       ? AgentSpec.fromPartial(object.agent)
       : undefined;
     message.requestId = object.requestId ?? "";
+    message.wake = object.wake ?? false;
     return message;
   },
 };

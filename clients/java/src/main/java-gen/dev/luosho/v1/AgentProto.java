@@ -490,7 +490,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021i" +
       "nput_schema_json\030\003 \001(\t\022\026\n\016needs_approval" +
       "\030\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\022\020\n\010question\030\n " +
-      "\001(\010\"\246\005\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014inst" +
+      "\001(\010\"\272\005\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014inst" +
       "ructions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho.v" +
       "1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020to" +
       "ol_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_dr" +
@@ -504,507 +504,515 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "imits\022\027\n\017fallback_models\030< \003(\t\022\032\n\022output" +
       "_schema_json\030A \001(\t\022\'\n\treasoning\030F \001(\0132\024." +
       "luosho.v1.Reasoning\022)\n\ncompaction\030K \001(\0132" +
-      "\025.luosho.v1.CompactionB\014\n\n_max_stepsB\023\n\021" +
-      "_tool_concurrencyB\022\n\020_tool_timeout_msB\026\n" +
-      "\024_approval_timeout_msB\025\n\023_max_subagent_d" +
-      "epth\"I\n\tReasoning\022\016\n\006effort\030\001 \001(\t\022\032\n\rbud" +
-      "get_tokens\030\002 \001(\003H\000\210\001\001B\020\n\016_budget_tokens\"" +
-      "\224\001\n\nCompaction\022\021\n\tthreshold\030\001 \001(\001\022\026\n\016pro" +
-      "tect_tokens\030\002 \001(\003\022/\n\010strategy\030\003 \001(\0162\035.lu" +
-      "osho.v1.CompactionStrategy\022\r\n\005model\030\004 \001(" +
-      "\t\022\033\n\023model_settings_json\030\005 \001(\t\"t\n\017Compac" +
-      "tionState\022\025\n\rpruned_before\030\001 \001(\005\022\031\n\021summ" +
-      "arized_before\030\002 \001(\005\022\017\n\007summary\030\003 \001(\t\022\017\n\007" +
-      "version\030\004 \001(\003\022\r\n\005count\030\005 \001(\005\"g\n\006Limits\022\036" +
-      "\n\003run\030\001 \001(\0132\021.luosho.v1.Budget\022\"\n\007sessio" +
-      "n\030\002 \001(\0132\021.luosho.v1.Budget\022\031\n\021count_paus" +
-      "ed_time\030\003 \001(\010\"\212\002\n\006Budget\022\031\n\014input_tokens" +
-      "\030\001 \001(\003H\000\210\001\001\022\032\n\routput_tokens\030\002 \001(\003H\001\210\001\001\022" +
-      "\031\n\014total_tokens\030\003 \001(\003H\002\210\001\001\022\025\n\010cost_usd\030\004" +
-      " \001(\001H\003\210\001\001\022\030\n\013model_calls\030\005 \001(\003H\004\210\001\001\022\032\n\rw" +
-      "all_clock_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_input_tokens" +
-      "B\020\n\016_output_tokensB\017\n\r_total_tokensB\013\n\t_" +
-      "cost_usdB\016\n\014_model_callsB\020\n\016_wall_clock_" +
-      "ms\"R\n\010SubAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013descript" +
-      "ion\030\002 \001(\t\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.Age" +
-      "ntSpec\"I\n\013SubAgentTag\022\014\n\004name\030\001 \001(\t\022\r\n\005d" +
-      "epth\030\002 \001(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task_id\030\004 \001(" +
-      "\t\"\267\001\n\014McpServerUse\022\014\n\004name\030\001 \001(\t\022\023\n\013allo" +
-      "w_tools\030\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(" +
-      "\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryPolicy" +
-      "\0222\n\016tool_overrides\030\005 \003(\0132\032.luosho.v1.Mcp" +
-      "ToolOverrideB\r\n\013_timeout_ms\"_\n\016McpRetryP" +
-      "olicy\022\020\n\010attempts\030\001 \001(\005\022\022\n\nbackoff_ms\030\002 " +
-      "\001(\003\022\'\n\010retry_on\030\003 \003(\0162\025.luosho.v1.McpRet" +
-      "ryOn\"\233\001\n\017McpToolOverride\022\014\n\004tool\030\001 \001(\t\022(" +
-      "\n\010approval\030\002 \001(\0162\026.luosho.v1.McpApproval" +
-      "\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\013" +
-      "2\031.luosho.v1.McpRetryPolicyB\r\n\013_timeout_" +
-      "ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t" +
-      "\022\026\n\016arguments_json\030\003 \001(\t\"\213\002\n\007Message\022\035\n\004" +
-      "role\030\001 \001(\0162\017.luosho.v1.Role\022\017\n\007content\030\002" +
-      " \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.luosho.v1.Too" +
-      "lCall\022\024\n\014tool_call_id\030\004 \001(\t\022\021\n\ttool_name" +
-      "\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\r\n\005model\030\007 \001(\t\022" +
-      "\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\022,\n\treas" +
-      "oning\030\n \003(\0132\031.luosho.v1.ReasoningBlock\022\016" +
-      "\n\006pinned\030\017 \001(\010\"B\n\016ReasoningBlock\022\020\n\010prov" +
-      "ider\030\001 \001(\t\022\020\n\010raw_json\030\002 \001(\t\022\014\n\004text\030\003 \001" +
-      "(\t\"\311\001\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021c" +
-      "ompletion_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003" +
-      " \001(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 " +
-      "\001(\001\022\033\n\023cached_input_tokens\030\006 \001(\003\022\032\n\022cach" +
-      "e_write_tokens\030\007 \001(\003\022\030\n\020reasoning_tokens" +
-      "\030\010 \001(\003\"\241\001\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132" +
-      "\023.luosho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\030\n\013re" +
-      "sult_json\030\004 \001(\tH\000\210\001\001\022\020\n\010is_error\030\005 \001(\010\022\020" +
-      "\n\010attempts\030\006 \001(\005B\016\n\014_result_jsonJ\004\010\003\020\004R\n" +
-      "has_result\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030" +
-      "\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_hash" +
-      "es\030\003 \003(\01321.luosho.v1.AgentFingerprint.To" +
-      "olSchemaHashesEntry\022\031\n\021instructions_hash" +
-      "\030\004 \001(\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001" +
-      " \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\225\010\n\nCheckpoint\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.l" +
-      "uosho.v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005" +
-      "usage\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023busines" +
-      "s_state_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luo" +
-      "sho.v1.CheckpointStatus\022\023\n\013approval_id\030\007" +
-      " \001(\t\022.\n\rfinish_reason\030\010 \001(\0162\027.luosho.v1." +
-      "FinishReason\0220\n\013fingerprint\030\t \001(\0132\033.luos" +
-      "ho.v1.AgentFingerprint\022-\n\ntool_calls\030\n \003" +
-      "(\0132\031.luosho.v1.ToolCallRecord\022.\n\nupdated" +
-      "_at\030\013 \001(\0132\032.google.protobuf.Timestamp\022#\n" +
-      "\005agent\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013to" +
-      "tal_usage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007ver" +
-      "sion\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift" +
-      "\030\020 \001(\0132\025.luosho.v1.AgentDrift\022)\n\017delegat" +
-      "ed_usage\030( \001(\0132\020.luosho.v1.Usage\022+\n\tsuba" +
-      "gents\030) \003(\0132\030.luosho.v1.SubAgentState\022)\n" +
-      "\rearly_results\030* \003(\0132\022.luosho.v1.Message" +
-      "\0225\n\010attempts\030< \003(\0132#.luosho.v1.Checkpoin" +
-      "t.AttemptsEntry\022\'\n\005tasks\030_ \003(\0132\030.luosho." +
-      "v1.SubAgentState\0222\n\016run_started_at\0302 \001(\013" +
-      "2\032.google.protobuf.Timestamp\022\025\n\rrun_paus" +
-      "ed_ms\0303 \001(\003\0226\n\022session_started_at\0304 \001(\0132" +
-      "\032.google.protobuf.Timestamp\022\031\n\021session_p" +
-      "aused_ms\0305 \001(\003\022.\n\ncompaction\030F \001(\0132\032.luo" +
-      "sho.v1.CompactionState\032/\n\rAttemptsEntry\022" +
-      "\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\rSubA" +
-      "gentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t" +
-      "\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_id" +
-      "\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosho.v1.Mes" +
-      "sage\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132" +
-      "\020.luosho.v1.Usage\0220\n\013fingerprint\030\t \001(\0132\033" +
-      ".luosho.v1.AgentFingerprint\"\363\002\n\010Approval" +
-      "\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(" +
-      "\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolCal" +
-      "l\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolCal" +
-      "l\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.l" +
-      "uosho.v1.AgentFingerprint\022.\n\ncreated_at\030" +
-      "\007 \001(\0132\032.google.protobuf.Timestamp\022.\n\nexp" +
-      "ires_at\030\010 \001(\0132\032.google.protobuf.Timestam" +
-      "p\022\025\n\rsubagent_path\030( \003(\t\022%\n\004kind\030) \001(\0162\027" +
-      ".luosho.v1.ApprovalKind\022\020\n\010question\030* \001(" +
-      "\t\"\304\002\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010save" +
-      "d_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022+" +
-      "\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSta" +
-      "tus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 " +
-      "\001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Chec" +
-      "kpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.l" +
-      "uosho.v1.Usage\022%\n\013total_usage\030\t \001(\0132\020.lu" +
-      "osho.v1.Usage\022\r\n\005chain\030\n \001(\t\022\022\n\ncompacti" +
-      "on\030\024 \001(\010\"\303\002\n\016SessionSummary\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Chec" +
-      "kpointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005" +
-      "\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006" +
-      " \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protob" +
-      "uf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosh" +
-      "o.v1.AgentDrift\022%\n\013total_usage\030\t \001(\0132\020.l" +
-      "uosho.v1.Usage\"\224\t\n\005Event\022\022\n\nsession_id\030\001" +
-      " \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004tim" +
-      "e\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004t" +
-      "ype\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start" +
-      "\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_st" +
-      "art\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmod" +
-      "el_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n" +
-      "\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCallReq" +
-      "uestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v" +
-      "1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luos" +
-      "ho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luo" +
-      "sho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025." +
-      "luosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001" +
-      "(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_r" +
-      "equested\030\023 \001(\0132\034.luosho.v1.ApprovalReque" +
-      "stedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.T" +
-      "oolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosh" +
-      "o.v1.InputQueuedH\000\0228\n\021approval_resolved\030" +
-      "  \001(\0132\033.luosho.v1.ApprovalResolvedH\000\0224\n\017" +
-      "budget_exceeded\030! \001(\0132\031.luosho.v1.Budget" +
-      "ExceededH\000\0222\n\016tool_reconcile\030\" \001(\0132\030.luo" +
-      "sho.v1.ToolReconcileH\000\0222\n\016provider_retry" +
-      "\030$ \001(\0132\030.luosho.v1.ProviderRetryH\000\0228\n\021pr" +
-      "ovider_fallback\030% \001(\0132\033.luosho.v1.Provid" +
-      "erFallbackH\000\0224\n\017reasoning_delta\030& \001(\0132\031." +
-      "luosho.v1.ReasoningDeltaH\000\0226\n\020compaction" +
-      "_start\030- \001(\0132\032.luosho.v1.CompactionStart" +
-      "H\000\0224\n\017compaction_done\030. \001(\0132\031.luosho.v1." +
-      "CompactionDoneH\000\022(\n\010subagent\030( \001(\0132\026.luo" +
-      "sho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunSta" +
-      "rt\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\n" +
-      "step_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033." +
-      "luosho.v1.AgentFingerprint\022\022\n\nrequest_id" +
-      "\030\004 \001(\t\"\245\001\n\020ApprovalResolved\022\023\n\013approval_" +
-      "id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_n" +
-      "ame\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(" +
-      "\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\022\016" +
-      "\n\006answer\030\n \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(" +
-      "\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030" +
-      "\002 \001(\0132\022.luosho.v1.Message\022\037\n\005usage\030\003 \001(\013" +
-      "2\020.luosho.v1.Usage\"\305\001\n\021ToolCallRequested" +
-      "\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1" +
-      ".ToolCall\022\022\n\ntimeout_ms\030\003 \001(\003\022)\n\010executo" +
-      "r\030\010 \001(\0162\027.luosho.v1.ToolExecutor\022\017\n\007atte" +
-      "mpt\030\004 \001(\005\022/\n\nreconciled\030\005 \001(\0162\033.luosho.v" +
-      "1.ReconcileOutcome\"e\n\rToolReconcile\022\014\n\004s" +
-      "tep\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.Tool" +
-      "Call\022\017\n\007attempt\030\003 \001(\005\022\022\n\ntimeout_ms\030\004 \001(" +
-      "\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_cal" +
-      "l_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\017\n\007attempt" +
-      "\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\003\"" +
-      "^\n\rProviderRetry\022\014\n\004step\030\001 \001(\005\022\r\n\005model\030" +
-      "\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005error\030\004 \001(\t\022\020\n" +
-      "\010delay_ms\030\005 \001(\003\"y\n\020ProviderFallback\022\014\n\004s" +
-      "tep\030\001 \001(\005\022\022\n\nfrom_model\030\002 \001(\t\022\020\n\010to_mode" +
-      "l\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006reason\030\005 \001(\t\022\022" +
-      "\n\nerror_type\030\006 \001(\t\"j\n\nToolResult\022\014\n\004step" +
-      "\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_nam" +
-      "e\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error" +
-      "\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tText" +
-      "Delta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\",\n\016Rea" +
-      "soningDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"" +
-      "\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010mo" +
-      "del_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtoo" +
-      "ls_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022" +
-      "\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007refused" +
-      "\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010approval\030" +
-      "\001 \001(\0132\023.luosho.v1.Approval\"\216\001\n\016BudgetExc" +
-      "eeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005v" +
-      "alue\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005" +
-      " \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n" +
-      "\004path\030\007 \003(\t\"Z\n\017CompactionStart\022\014\n\004step\030\001" +
-      " \001(\005\022\017\n\007trigger\030\002 \001(\t\022\016\n\006tokens\030\003 \001(\003\022\030\n" +
-      "\020threshold_tokens\030\004 \001(\003\"\307\001\n\016CompactionDo" +
-      "ne\022\014\n\004step\030\001 \001(\005\022\017\n\007trigger\030\002 \001(\t\022\025\n\rtok" +
-      "ens_before\030\003 \001(\003\022\024\n\014tokens_after\030\004 \001(\003\022\016" +
-      "\n\006pruned\030\005 \001(\005\022\022\n\nsummarized\030\006 \001(\005\022\r\n\005er" +
-      "ror\030\007 \001(\t\022\025\n\rsummary_model\030\010 \001(\t\022\037\n\005usag" +
-      "e\030\t \001(\0132\020.luosho.v1.Usage\"\207\002\n\007RunDone\022.\n" +
-      "\rfinish_reason\030\001 \001(\0162\027.luosho.v1.FinishR" +
-      "eason\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkp" +
-      "ointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_i" +
-      "ndex\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Us" +
-      "age\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_coun" +
-      "t\030\007 \001(\005\022\023\n\013output_json\030\010 \001(\t\022\025\n\routput_e" +
-      "rrors\030\t \003(\t\"\321\002\n\016ExecuteRequest\022\022\n\nsessio" +
-      "n_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Me" +
-      "ssage\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSp" +
-      "ec\022 \n\023business_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\n" +
-      "request_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H" +
-      "\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy" +
-      "\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001B\026\n\024_business" +
-      "_state_jsonB\020\n\016_history_limitB\017\n\r_retent" +
-      "ion_msJ\004\010\010\020\tR\021retention_seconds\"\253\001\n\013Queu" +
-      "edInput\022\022\n\nrequest_id\030\001 \001(\t\022!\n\005input\030\002 \003" +
-      "(\0132\022.luosho.v1.Message\022\"\n\007if_busy\030\003 \001(\0162" +
-      "\021.luosho.v1.IfBusy\022\020\n\010position\030\004 \001(\003\022/\n\013" +
-      "enqueued_at\030\005 \001(\0132\032.google.protobuf.Time" +
-      "stamp\"0\n\013InputQueued\022\022\n\nrequest_id\030\001 \001(\t" +
-      "\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueInputRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'" +
-      "\n\024DequeueInputResponse\022\017\n\007removed\030\001 \001(\010\"" +
-      "2\n\017ExecuteResponse\022\037\n\005event\030\001 \001(\0132\020.luos" +
-      "ho.v1.Event\"\\\n\rResumeRequest\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.Agen" +
-      "tSpec\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeRespo" +
-      "nse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\232\001\n" +
-      "\027SubmitToolResultRequest\022\022\n\nsession_id\030\001" +
-      " \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013result_jso" +
-      "n\030\003 \001(\t\022\020\n\010is_error\030\004 \001(\010\022.\n\treconcile\030\005" +
-      " \001(\0162\033.luosho.v1.ReconcileOutcome\"V\n\030Sub" +
-      "mitToolResultResponse\022)\n\007outcome\030\001 \001(\0162\030" +
-      ".luosho.v1.SubmitOutcome\022\017\n\007attempt\030\002 \001(" +
-      "\005\"#\n\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#" +
-      "\n\016CancelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021G" +
-      "etSessionRequest\022\022\n\nsession_id\030\001 \001(\t\"\253\002\n" +
-      "\022GetSessionResponse\022)\n\ncheckpoint\030\001 \001(\0132" +
-      "\025.luosho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026." +
-      "luosho.v1.QueuedInput\0223\n\022last_model_fail" +
-      "ure\030\003 \001(\0132\027.luosho.v1.ModelFailure\022G\n\016us" +
-      "age_by_model\030\004 \003(\0132/.luosho.v1.GetSessio" +
-      "nResponse.UsageByModelEntry\032E\n\021UsageByMo" +
-      "delEntry\022\013\n\003key\030\001 \001(\t\022\037\n\005value\030\002 \001(\0132\020.l" +
-      "uosho.v1.Usage:\0028\001\"\220\002\n\014ModelFailure\022\016\n\006r" +
-      "eason\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata" +
-      "\030\003 \003(\0132%.luosho.v1.ModelFailure.Metadata" +
-      "Entry\022-\n\tfailed_at\030\004 \001(\0132\032.google.protob" +
-      "uf.Timestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_" +
-      "not_before\030\006 \001(\0132\032.google.protobuf.Times" +
-      "tamp\032/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005va" +
-      "lue\030\002 \001(\t:\0028\001\"\317\001\n\023ListSessionsRequest\022\021\n" +
-      "\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006" +
-      "status\030\003 \001(\0162\033.luosho.v1.CheckpointStatu" +
-      "s\022\031\n\021session_id_prefix\030\004 \001(\t\022\024\n\014newest_f" +
-      "irst\030\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\022\027" +
-      "\n\017costliest_first\030\007 \001(\010\"\204\001\n\024ListSessions" +
-      "Response\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.S" +
-      "essionSummary\022\027\n\017next_page_token\030\002 \001(\t\022\027" +
-      "\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@" +
-      "\n\024DeleteSessionRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025DeleteSessio" +
-      "nResponse\022\017\n\007deleted\030\001 \001(\010\"\277\001\n\016ResolveRe" +
-      "quest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010approved\030\002" +
-      " \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luos" +
-      "ho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\ns" +
-      "ession_id\030\006 \001(\t\022\033\n\023detach_on_tool_call\030\007" +
-      " \001(\010\022\016\n\006answer\030\n \001(\t\"2\n\017ResolveResponse\022" +
-      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024List" +
-      "ApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\t" +
-      "page_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025L" +
-      "istApprovalsResponse\022&\n\tapprovals\030\001 \003(\0132" +
-      "\023.luosho.v1.Approval\022\027\n\017next_page_token\030" +
-      "\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001" +
-      "(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Histor" +
-      "yResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.H" +
-      "istoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n" +
-      "\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010" +
-      "messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023bu" +
-      "siness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_res" +
-      "ult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n" +
-      "\014append_input\030\005 \001(\tB\026\n\024_business_state_j" +
-      "son\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001" +
-      " \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 " +
-      "\001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021" +
-      "\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(" +
-      "\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[" +
-      "\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004st" +
-      "ep\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1" +
-      ".Checkpoint\"<\n\016CompareRequest\022\024\n\014session" +
-      "_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"\207\001\n\016Tr" +
-      "ajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(" +
-      "\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryC" +
-      "all\022\r\n\005model\030\004 \001(\t\022\037\n\005usage\030\005 \001(\0132\020.luos" +
-      "ho.v1.Usage\"\332\001\n\016TrajectoryCall\022\024\n\014tool_c" +
-      "all_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_" +
-      "json\030\003 \001(\t\022\030\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010" +
-      "is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_" +
-      "steps\030` \003(\0132\031.luosho.v1.TrajectoryStepB\016" +
-      "\n\014_result_jsonJ\004\010\004\020\005R\nhas_result\"_\n\rArgu" +
-      "mentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n" +
-      "\020arguments_json_a\030\003 \001(\t\022\030\n\020arguments_jso" +
-      "n_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_or" +
-      "der_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022too" +
-      "l_order_changed\030\003 \001(\010\022+\n\targuments\030\004 \003(\013" +
-      "2\030.luosho.v1.ArgumentDrift\022\017\n\007steps_a\030\005 " +
-      "\001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reason_a\030" +
-      "\007 \001(\0162\027.luosho.v1.FinishReason\0220\n\017finish" +
-      "_reason_b\030\010 \001(\0162\027.luosho.v1.FinishReason" +
-      "\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.luosho" +
-      ".v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v" +
-      "1.TrajectoryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210" +
-      "\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Trajectory" +
-      "DriftB\016\n\014_diverged_at\"E\n\014WatchRequest\022\022\n" +
-      "\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006" +
-      "follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001" +
-      " \001(\0132\020.luosho.v1.Event\"(\n\025ListMcpServers" +
-      "Request\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpServe" +
-      "rsResponse\022%\n\007servers\030\001 \003(\0132\024.luosho.v1." +
-      "McpServer\"\302\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n" +
-      "\ttransport\030\007 \001(\0162\027.luosho.v1.McpTranspor" +
-      "t\022(\n\005state\030\010 \001(\0162\031.luosho.v1.McpServerSt" +
-      "ate\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022" +
-      "!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003" +
-      "J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013desc" +
-      "ription\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t" +
-      "\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destruc" +
-      "tive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB" +
-      "\023\n\021_destructive_hint\"U\n\016CompactRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022/\n\010strategy\030\002 \001(\0162\035.l" +
-      "uosho.v1.CompactionStrategy\"O\n\017CompactRe" +
-      "sponse\022\021\n\tcompacted\030\001 \001(\010\022)\n\ncheckpoint\030" +
-      "\002 \001(\0132\025.luosho.v1.Checkpoint*\220\034\n\013ErrorRe" +
-      "ason\022\034\n\030ERROR_REASON_UNSPECIFIED\020\000\022\031\n\025ER" +
-      "ROR_REASON_INTERNAL\020\001\022!\n\035ERROR_REASON_IN" +
-      "VALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_PAYLOAD" +
-      "_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHECKPOINT_" +
-      "NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPROVAL_NOT" +
-      "_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_EXISTS\020" +
-      "\006\022$\n ERROR_REASON_EVENTS_OUT_OF_RANGE\020\007\022" +
-      "$\n ERROR_REASON_TOOL_CALL_NOT_FOUND\020\010\022&\n" +
-      "\"ERROR_REASON_TOOL_CALL_NOT_PENDING\020\t\022*\n" +
-      "&ERROR_REASON_SESSION_AWAITING_APPROVAL\020" +
-      "\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$\n ERROR" +
-      "_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031ERROR_R" +
-      "EASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REASON_LEA" +
-      "SE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDER_ERROR" +
-      "\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJECTED\020\020\022\036" +
-      "\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n\032ERROR_" +
-      "REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_REASON_D" +
-      "AEMON_OVERLOADED\020\023\022 \n\034ERROR_REASON_UNAUT" +
-      "HENTICATED\020\024\022\"\n\036ERROR_REASON_STORE_UNAVA" +
-      "ILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FULL\020\026\022\037\n" +
-      "\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_" +
-      "REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERROR_REAS" +
-      "ON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REASON_TOKE" +
-      "N_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_NOT_ALL" +
-      "OWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQUIRED\020(\022" +
-      "(\n$ERROR_REASON_DUPLICATE_SUBAGENT_NAME\020" +
-      ")\022$\n ERROR_REASON_DUPLICATE_TOOL_NAME\020*\022" +
-      "$\n ERROR_REASON_IF_BUSY_UNSUPPORTED\020+\022\037\n" +
-      "\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n ERROR_" +
-      "REASON_INVALID_APPROVAL_ID\020-\022)\n%ERROR_RE" +
-      "ASON_INVALID_APPROVAL_TIMEOUT\020.\022%\n!ERROR" +
-      "_REASON_INVALID_DRIFT_POLICY\020/\022&\n\"ERROR_" +
-      "REASON_INVALID_HISTORY_LIMIT\0200\022\033\n\027ERROR_" +
-      "REASON_INVALID_ID\0201\022 \n\034ERROR_REASON_INVA" +
-      "LID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INVALID_JS" +
-      "ON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_STEPS\0204" +
-      "\022$\n ERROR_REASON_INVALID_MCP_SERVERS\0205\022 " +
-      "\n\034ERROR_REASON_INVALID_MESSAGE\0206\022\036\n\032ERRO" +
-      "R_REASON_INVALID_MODEL\0207\022\'\n#ERROR_REASON" +
-      "_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERROR_REASO" +
-      "N_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_REASON_IN" +
-      "VALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASON_INVAL" +
-      "ID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_INVALID_" +
-      "SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_SESSION" +
-      "_ID\020=\022\037\n\033ERROR_REASON_INVALID_STATUS\020>\022!" +
-      "\n\035ERROR_REASON_INVALID_SUBAGENT\020?\022&\n\"ERR" +
-      "OR_REASON_INVALID_SUBAGENT_NAME\020@\022%\n!ERR" +
-      "OR_REASON_INVALID_TOOL_CALL_ID\020A\022)\n%ERRO" +
-      "R_REASON_INVALID_TOOL_CONCURRENCY\020B\022\"\n\036E" +
-      "RROR_REASON_INVALID_TOOL_NAME\020C\022$\n ERROR",
-      "_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!ERROR_R" +
-      "EASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034ERROR_RE" +
-      "ASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_REASON_S" +
-      "UBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERROR_REAS" +
-      "ON_SUBAGENT_DESCRIPTION_REQUIRED\020H\022.\n*ER" +
-      "ROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG" +
-      "\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_TOO_LAR" +
-      "GE\020J\022(\n$ERROR_REASON_SUBAGENT_TASK_NOT_F" +
-      "OUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_CLASH\020L" +
-      "\022)\n%ERROR_REASON_TOOL_RESULT_OUT_OF_ORDE" +
-      "R\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBAGENTS\020N" +
-      "\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERVER\020O\022!\n" +
-      "\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022\"\n\036ERRO" +
-      "R_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR_RE" +
-      "ASON_INVALID_RETENTION\020R\022 \n\034ERROR_REASON" +
-      "_INVALID_REQUEST\020d\022\'\n#ERROR_REASON_UNSUP" +
-      "PORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REASON_NO_S" +
-      "UCH_ROUTE\020f\022#\n\037ERROR_REASON_METHOD_NOT_A" +
-      "LLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT_ALLOWE" +
-      "D\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_MISMATCH" +
-      "\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INVALID\020j\022" +
-      "&\n\"ERROR_REASON_INVALID_LAST_EVENT_ID\020k\022" +
-      "%\n!ERROR_REASON_INVALID_KEEP_HISTORY\020l\022+" +
-      "\n\'ERROR_REASON_INVALID_INCLUDE_CHECKPOIN" +
-      "T\020m\022\"\n\036ERROR_REASON_INVALID_AFTER_SEQ\020n\022" +
-      "\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022%\n!ERRO" +
-      "R_REASON_INVALID_NEWEST_FIRST\020p\022+\n\'ERROR" +
-      "_REASON_INVALID_INCLUDE_TOTAL_SIZE\020q\022$\n " +
-      "ERROR_REASON_RECONCILE_NOT_ASKED\020x\022*\n&ER" +
-      "ROR_REASON_INVALID_RECONCILE_OUTCOME\020y\022\037" +
-      "\n\033ERROR_REASON_INVALID_LIMITS\020}\022)\n%ERROR" +
-      "_REASON_COST_LIMIT_WITHOUT_PRICE\020~\022)\n$ER" +
-      "ROR_REASON_INVALID_COSTLIEST_FIRST\020\202\001\022\'\n" +
-      "\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\020\226\001\022!" +
-      "\n\034ERROR_REASON_ANSWER_REQUIRED\020\233\001\022$\n\037ERR" +
-      "OR_REASON_ANSWER_NOT_ALLOWED\020\234\001\022)\n$ERROR" +
-      "_REASON_INVALID_FALLBACK_MODELS\020\221\001\022#\n\036ER" +
-      "ROR_REASON_INVALID_REASONING\020\240\001\022(\n#ERROR" +
-      "_REASON_CONTEXT_WINDOW_UNKNOWN\020\245\001\022$\n\037ERR" +
-      "OR_REASON_INVALID_COMPACTION\020\246\001*_\n\004Role\022" +
-      "\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r" +
-      "\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROL" +
-      "E_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_D" +
-      "RIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT" +
-      "_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERR" +
-      "OR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020" +
-      "CheckpointStatus\022!\n\035CHECKPOINT_STATUS_UN" +
-      "SPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROG" +
-      "RESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APP" +
-      "ROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*" +
-      "\214\002\n\014FinishReason\022\035\n\031FINISH_REASON_UNSPEC" +
-      "IFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINIS" +
-      "H_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_AB" +
-      "ORTED\020\003\022#\n\037FINISH_REASON_AWAITING_APPROV" +
-      "AL\020\004\022!\n\035FINISH_REASON_BUDGET_EXCEEDED\020\005\022" +
-      "#\n\037FINISH_REASON_DEADLINE_EXCEEDED\020\006\022 \n\034" +
-      "FINISH_REASON_OUTPUT_INVALID\020\007*\231\001\n\022Compa" +
-      "ctionStrategy\022#\n\037COMPACTION_STRATEGY_UNS" +
-      "PECIFIED\020\000\022\035\n\031COMPACTION_STRATEGY_PRUNE\020" +
-      "\001\022!\n\035COMPACTION_STRATEGY_SUMMARIZE\020\002\022\034\n\030" +
-      "COMPACTION_STRATEGY_BOTH\020\003*\177\n\nMcpRetryOn" +
-      "\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RE" +
-      "TRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAIL" +
-      "ABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013M" +
-      "cpApproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000" +
-      "\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_" +
-      "UNGATE\020\002*e\n\014ApprovalKind\022\035\n\031APPROVAL_KIN" +
-      "D_UNSPECIFIED\020\000\022\032\n\026APPROVAL_KIND_APPROVA" +
-      "L\020\001\022\032\n\026APPROVAL_KIND_QUESTION\020\002*a\n\007RunMo" +
-      "de\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE" +
-      "_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MOD" +
-      "E_RESUME\020\003*\223\001\n\020ReconcileOutcome\022!\n\035RECON" +
-      "CILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026RECONCILE_" +
-      "OUTCOME_DONE\020\001\022!\n\035RECONCILE_OUTCOME_NOT_" +
-      "STARTED\020\002\022\035\n\031RECONCILE_OUTCOME_UNKNOWN\020\003" +
-      "*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPEC" +
-      "IFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOO" +
-      "L_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY" +
-      "_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF" +
-      "_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024" +
-      "\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n" +
-      "\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_" +
-      "OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUP" +
-      "LICATE\020\002*^\n\014McpTransport\022\035\n\031MCP_TRANSPOR" +
-      "T_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001" +
-      "\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016McpServerSt" +
-      "ate\022 \n\034MCP_SERVER_STATE_UNSPECIFIED\020\000\022 \n" +
-      "\034MCP_SERVER_STATE_NOT_STARTED\020\001\022\034\n\030MCP_S" +
-      "ERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SERVER_STAT" +
-      "E_DOWN\020\0032\234\t\n\014AgentService\022B\n\007Execute\022\031.l" +
-      "uosho.v1.ExecuteRequest\032\032.luosho.v1.Exec" +
-      "uteResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resu" +
-      "meRequest\032\031.luosho.v1.ResumeResponse0\001\022[" +
-      "\n\020SubmitToolResult\022\".luosho.v1.SubmitToo" +
-      "lResultRequest\032#.luosho.v1.SubmitToolRes" +
-      "ultResponse\022=\n\006Cancel\022\030.luosho.v1.Cancel" +
-      "Request\032\031.luosho.v1.CancelResponse\022I\n\nGe" +
-      "tSession\022\034.luosho.v1.GetSessionRequest\032\035" +
-      ".luosho.v1.GetSessionResponse\022O\n\014ListSes" +
-      "sions\022\036.luosho.v1.ListSessionsRequest\032\037." +
-      "luosho.v1.ListSessionsResponse\022R\n\rDelete" +
-      "Session\022\037.luosho.v1.DeleteSessionRequest" +
-      "\032 .luosho.v1.DeleteSessionResponse\022B\n\007Re" +
-      "solve\022\031.luosho.v1.ResolveRequest\032\032.luosh" +
-      "o.v1.ResolveResponse0\001\022R\n\rListApprovals\022" +
-      "\037.luosho.v1.ListApprovalsRequest\032 .luosh" +
-      "o.v1.ListApprovalsResponse\022@\n\007History\022\031." +
-      "luosho.v1.HistoryRequest\032\032.luosho.v1.His" +
-      "toryResponse\0227\n\004Fork\022\026.luosho.v1.ForkReq" +
-      "uest\032\027.luosho.v1.ForkResponse\022@\n\007Compare" +
-      "\022\031.luosho.v1.CompareRequest\032\032.luosho.v1." +
-      "CompareResponse\022<\n\005Watch\022\027.luosho.v1.Wat" +
-      "chRequest\032\030.luosho.v1.WatchResponse0\001\022U\n" +
-      "\016ListMcpServers\022 .luosho.v1.ListMcpServe" +
-      "rsRequest\032!.luosho.v1.ListMcpServersResp" +
-      "onse\022O\n\014DequeueInput\022\036.luosho.v1.Dequeue" +
-      "InputRequest\032\037.luosho.v1.DequeueInputRes" +
-      "ponse\022@\n\007Compact\022\031.luosho.v1.CompactRequ" +
-      "est\032\032.luosho.v1.CompactResponseB\035\n\rdev.l" +
-      "uosho.v1B\nAgentProtoP\001b\006proto3"
+      "\025.luosho.v1.Compaction\022\022\n\nsleep_tool\030P \001" +
+      "(\010B\014\n\n_max_stepsB\023\n\021_tool_concurrencyB\022\n" +
+      "\020_tool_timeout_msB\026\n\024_approval_timeout_m" +
+      "sB\025\n\023_max_subagent_depth\"I\n\tReasoning\022\016\n" +
+      "\006effort\030\001 \001(\t\022\032\n\rbudget_tokens\030\002 \001(\003H\000\210\001" +
+      "\001B\020\n\016_budget_tokens\"\224\001\n\nCompaction\022\021\n\tth" +
+      "reshold\030\001 \001(\001\022\026\n\016protect_tokens\030\002 \001(\003\022/\n" +
+      "\010strategy\030\003 \001(\0162\035.luosho.v1.CompactionSt" +
+      "rategy\022\r\n\005model\030\004 \001(\t\022\033\n\023model_settings_" +
+      "json\030\005 \001(\t\"t\n\017CompactionState\022\025\n\rpruned_" +
+      "before\030\001 \001(\005\022\031\n\021summarized_before\030\002 \001(\005\022" +
+      "\017\n\007summary\030\003 \001(\t\022\017\n\007version\030\004 \001(\003\022\r\n\005cou" +
+      "nt\030\005 \001(\005\"g\n\006Limits\022\036\n\003run\030\001 \001(\0132\021.luosho" +
+      ".v1.Budget\022\"\n\007session\030\002 \001(\0132\021.luosho.v1." +
+      "Budget\022\031\n\021count_paused_time\030\003 \001(\010\"\212\002\n\006Bu" +
+      "dget\022\031\n\014input_tokens\030\001 \001(\003H\000\210\001\001\022\032\n\routpu" +
+      "t_tokens\030\002 \001(\003H\001\210\001\001\022\031\n\014total_tokens\030\003 \001(" +
+      "\003H\002\210\001\001\022\025\n\010cost_usd\030\004 \001(\001H\003\210\001\001\022\030\n\013model_c" +
+      "alls\030\005 \001(\003H\004\210\001\001\022\032\n\rwall_clock_ms\030\006 \001(\003H\005" +
+      "\210\001\001B\017\n\r_input_tokensB\020\n\016_output_tokensB\017" +
+      "\n\r_total_tokensB\013\n\t_cost_usdB\016\n\014_model_c" +
+      "allsB\020\n\016_wall_clock_ms\"R\n\010SubAgent\022\014\n\004na" +
+      "me\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022#\n\005agent\030\003" +
+      " \001(\0132\024.luosho.v1.AgentSpec\"I\n\013SubAgentTa" +
+      "g\022\014\n\004name\030\001 \001(\t\022\r\n\005depth\030\002 \001(\005\022\014\n\004path\030\003" +
+      " \003(\t\022\017\n\007task_id\030\004 \001(\t\"\267\001\n\014McpServerUse\022\014" +
+      "\n\004name\030\001 \001(\t\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntim" +
+      "eout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luos" +
+      "ho.v1.McpRetryPolicy\0222\n\016tool_overrides\030\005" +
+      " \003(\0132\032.luosho.v1.McpToolOverrideB\r\n\013_tim" +
+      "eout_ms\"_\n\016McpRetryPolicy\022\020\n\010attempts\030\001 " +
+      "\001(\005\022\022\n\nbackoff_ms\030\002 \001(\003\022\'\n\010retry_on\030\003 \003(" +
+      "\0162\025.luosho.v1.McpRetryOn\"\233\001\n\017McpToolOver" +
+      "ride\022\014\n\004tool\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.l" +
+      "uosho.v1.McpApproval\022\027\n\ntimeout_ms\030\003 \001(\003" +
+      "H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetr" +
+      "yPolicyB\r\n\013_timeout_ms\"<\n\010ToolCall\022\n\n\002id" +
+      "\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003" +
+      " \001(\t\"\213\002\n\007Message\022\035\n\004role\030\001 \001(\0162\017.luosho." +
+      "v1.Role\022\017\n\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003" +
+      " \003(\0132\023.luosho.v1.ToolCall\022\024\n\014tool_call_i" +
+      "d\030\004 \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006" +
+      " \001(\010\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luo" +
+      "sho.v1.Usage\022,\n\treasoning\030\n \003(\0132\031.luosho" +
+      ".v1.ReasoningBlock\022\016\n\006pinned\030\017 \001(\010\"B\n\016Re" +
+      "asoningBlock\022\020\n\010provider\030\001 \001(\t\022\020\n\010raw_js" +
+      "on\030\002 \001(\t\022\014\n\004text\030\003 \001(\t\"\311\001\n\005Usage\022\025\n\rprom" +
+      "pt_tokens\030\001 \001(\003\022\031\n\021completion_tokens\030\002 \001" +
+      "(\003\022\024\n\014total_tokens\030\003 \001(\003\022\023\n\013model_calls\030" +
+      "\004 \001(\003\022\020\n\010cost_usd\030\005 \001(\001\022\033\n\023cached_input_" +
+      "tokens\030\006 \001(\003\022\032\n\022cache_write_tokens\030\007 \001(\003" +
+      "\022\030\n\020reasoning_tokens\030\010 \001(\003\"\241\001\n\016ToolCallR" +
+      "ecord\022!\n\004call\030\001 \001(\0132\023.luosho.v1.ToolCall" +
+      "\022\014\n\004step\030\002 \001(\005\022\030\n\013result_json\030\004 \001(\tH\000\210\001\001" +
+      "\022\020\n\010is_error\030\005 \001(\010\022\020\n\010attempts\030\006 \001(\005B\016\n\014" +
+      "_result_jsonJ\004\010\003\020\004R\nhas_result\"\322\001\n\020Agent" +
+      "Fingerprint\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001(\t" +
+      "\022M\n\022tool_schema_hashes\030\003 \003(\01321.luosho.v1" +
+      ".AgentFingerprint.ToolSchemaHashesEntry\022" +
+      "\031\n\021instructions_hash\030\004 \001(\t\0327\n\025ToolSchema" +
+      "HashesEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:" +
+      "\0028\001\"\331\010\n\nCheckpoint\022\022\n\nsession_id\030\001 \001(\t\022$" +
+      "\n\010messages\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\n" +
+      "step_index\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho" +
+      ".v1.Usage\022\033\n\023business_state_json\030\005 \001(\t\022+" +
+      "\n\006status\030\006 \001(\0162\033.luosho.v1.CheckpointSta" +
+      "tus\022\023\n\013approval_id\030\007 \001(\t\022.\n\rfinish_reaso" +
+      "n\030\010 \001(\0162\027.luosho.v1.FinishReason\0220\n\013fing" +
+      "erprint\030\t \001(\0132\033.luosho.v1.AgentFingerpri" +
+      "nt\022-\n\ntool_calls\030\n \003(\0132\031.luosho.v1.ToolC" +
+      "allRecord\022.\n\nupdated_at\030\013 \001(\0132\032.google.p" +
+      "rotobuf.Timestamp\022#\n\005agent\030\014 \001(\0132\024.luosh" +
+      "o.v1.AgentSpec\022%\n\013total_usage\030\r \001(\0132\020.lu" +
+      "osho.v1.Usage\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id" +
+      "\030\017 \001(\t\022)\n\nlast_drift\030\020 \001(\0132\025.luosho.v1.A" +
+      "gentDrift\022)\n\017delegated_usage\030( \001(\0132\020.luo" +
+      "sho.v1.Usage\022+\n\tsubagents\030) \003(\0132\030.luosho" +
+      ".v1.SubAgentState\022)\n\rearly_results\030* \003(\013" +
+      "2\022.luosho.v1.Message\0225\n\010attempts\030< \003(\0132#" +
+      ".luosho.v1.Checkpoint.AttemptsEntry\022\'\n\005t" +
+      "asks\030_ \003(\0132\030.luosho.v1.SubAgentState\0222\n\016" +
+      "run_started_at\0302 \001(\0132\032.google.protobuf.T" +
+      "imestamp\022\025\n\rrun_paused_ms\0303 \001(\003\0226\n\022sessi" +
+      "on_started_at\0304 \001(\0132\032.google.protobuf.Ti" +
+      "mestamp\022\031\n\021session_paused_ms\0305 \001(\003\022.\n\nco" +
+      "mpaction\030F \001(\0132\032.luosho.v1.CompactionSta" +
+      "te\022+\n\007wake_at\030K \001(\0132\032.google.protobuf.Ti" +
+      "mestamp\022\025\n\rsleep_call_id\030L \001(\t\032/\n\rAttemp" +
+      "tsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"" +
+      "\351\001\n\rSubAgentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004na" +
+      "me\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n" +
+      "\007task_id\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosh" +
+      "o.v1.Message\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usag" +
+      "e\030\010 \001(\0132\020.luosho.v1.Usage\0220\n\013fingerprint" +
+      "\030\t \001(\0132\033.luosho.v1.AgentFingerprint\"\363\002\n\010" +
+      "Approval\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession" +
+      "_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1" +
+      ".ToolCall\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1" +
+      ".ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006" +
+      " \001(\0132\033.luosho.v1.AgentFingerprint\022.\n\ncre" +
+      "ated_at\030\007 \001(\0132\032.google.protobuf.Timestam" +
+      "p\022.\n\nexpires_at\030\010 \001(\0132\032.google.protobuf." +
+      "Timestamp\022\025\n\rsubagent_path\030( \003(\t\022%\n\004kind" +
+      "\030) \001(\0162\027.luosho.v1.ApprovalKind\022\020\n\010quest" +
+      "ion\030* \001(\t\"\304\002\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005" +
+      "\022,\n\010saved_at\030\002 \001(\0132\032.google.protobuf.Tim" +
+      "estamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Check" +
+      "pointStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_" +
+      "count\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho" +
+      ".v1.Checkpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010" +
+      " \001(\0132\020.luosho.v1.Usage\022%\n\013total_usage\030\t " +
+      "\001(\0132\020.luosho.v1.Usage\022\r\n\005chain\030\n \001(\t\022\022\n\n" +
+      "compaction\030\024 \001(\010\"\360\002\n\016SessionSummary\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho" +
+      ".v1.CheckpointStatus\022.\n\rfinish_reason\030\003 " +
+      "\001(\0162\027.luosho.v1.FinishReason\022\022\n\nstep_ind" +
+      "ex\030\004 \001(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013appro" +
+      "val_id\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.googl" +
+      "e.protobuf.Timestamp\022)\n\nlast_drift\030\010 \001(\013" +
+      "2\025.luosho.v1.AgentDrift\022%\n\013total_usage\030\t" +
+      " \001(\0132\020.luosho.v1.Usage\022+\n\007wake_at\030\024 \001(\0132" +
+      "\032.google.protobuf.Timestamp\"\224\t\n\005Event\022\022\n" +
+      "\nsession_id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq" +
+      "\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.google.protobuf.T" +
+      "imestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010" +
+      "\022(\n\trun_start\030\n \001(\0132\023.luosho.v1.RunStart" +
+      "H\000\022*\n\nstep_start\030\013 \001(\0132\024.luosho.v1.StepS" +
+      "tartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024.luosho.v1.M" +
+      "odelTurnH\000\0221\n\ttool_call\030\r \001(\0132\034.luosho.v" +
+      "1.ToolCallRequestedH\000\022,\n\013tool_result\030\016 \001" +
+      "(\0132\025.luosho.v1.ToolResultH\000\022(\n\tstep_done" +
+      "\030\017 \001(\0132\023.luosho.v1.StepDoneH\000\022&\n\010run_don" +
+      "e\030\020 \001(\0132\022.luosho.v1.RunDoneH\000\022,\n\013agent_d" +
+      "rift\030\021 \001(\0132\025.luosho.v1.AgentDriftH\000\022*\n\nt" +
+      "ext_delta\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000\022" +
+      ":\n\022approval_requested\030\023 \001(\0132\034.luosho.v1." +
+      "ApprovalRequestedH\000\022*\n\ntool_retry\030\036 \001(\0132" +
+      "\024.luosho.v1.ToolRetryH\000\022.\n\014input_queued\030" +
+      "\037 \001(\0132\026.luosho.v1.InputQueuedH\000\0228\n\021appro" +
+      "val_resolved\030  \001(\0132\033.luosho.v1.ApprovalR" +
+      "esolvedH\000\0224\n\017budget_exceeded\030! \001(\0132\031.luo" +
+      "sho.v1.BudgetExceededH\000\0222\n\016tool_reconcil" +
+      "e\030\" \001(\0132\030.luosho.v1.ToolReconcileH\000\0222\n\016p" +
+      "rovider_retry\030$ \001(\0132\030.luosho.v1.Provider" +
+      "RetryH\000\0228\n\021provider_fallback\030% \001(\0132\033.luo" +
+      "sho.v1.ProviderFallbackH\000\0224\n\017reasoning_d" +
+      "elta\030& \001(\0132\031.luosho.v1.ReasoningDeltaH\000\022" +
+      "6\n\020compaction_start\030- \001(\0132\032.luosho.v1.Co" +
+      "mpactionStartH\000\0224\n\017compaction_done\030. \001(\013" +
+      "2\031.luosho.v1.CompactionDoneH\000\022(\n\010subagen" +
+      "t\030( \001(\0132\026.luosho.v1.SubAgentTagB\t\n\007paylo" +
+      "ad\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.luosho.v" +
+      "1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerp" +
+      "rint\030\003 \001(\0132\033.luosho.v1.AgentFingerprint\022" +
+      "\022\n\nrequest_id\030\004 \001(\t\"\245\001\n\020ApprovalResolved" +
+      "\022\023\n\013approval_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 " +
+      "\001(\t\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010" +
+      "\022\014\n\004note\030\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007ex" +
+      "pired\030\007 \001(\010\022\016\n\006answer\030\n \001(\t\"\031\n\tStepStart" +
+      "\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(" +
+      "\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1.Message\022\037" +
+      "\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage\"\305\001\n\021Tool" +
+      "CallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(" +
+      "\0132\023.luosho.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001" +
+      "(\003\022)\n\010executor\030\010 \001(\0162\027.luosho.v1.ToolExe" +
+      "cutor\022\017\n\007attempt\030\004 \001(\005\022/\n\nreconciled\030\005 \001" +
+      "(\0162\033.luosho.v1.ReconcileOutcome\"e\n\rToolR" +
+      "econcile\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.l" +
+      "uosho.v1.ToolCall\022\017\n\007attempt\030\003 \001(\005\022\022\n\nti" +
+      "meout_ms\030\004 \001(\003\"t\n\tToolRetry\022\014\n\004step\030\001 \001(" +
+      "\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001" +
+      "(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010de" +
+      "lay_ms\030\006 \001(\003\"^\n\rProviderRetry\022\014\n\004step\030\001 " +
+      "\001(\005\022\r\n\005model\030\002 \001(\t\022\017\n\007attempt\030\003 \001(\005\022\r\n\005e" +
+      "rror\030\004 \001(\t\022\020\n\010delay_ms\030\005 \001(\003\"y\n\020Provider" +
+      "Fallback\022\014\n\004step\030\001 \001(\005\022\022\n\nfrom_model\030\002 \001" +
+      "(\t\022\020\n\010to_model\030\003 \001(\t\022\r\n\005error\030\004 \001(\t\022\016\n\006r" +
+      "eason\030\005 \001(\t\022\022\n\nerror_type\030\006 \001(\t\"j\n\nToolR" +
+      "esult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(" +
+      "\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(" +
+      "\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030" +
+      "\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text" +
+      "\030\002 \001(\t\",\n\016ReasoningDelta\022\014\n\004step\030\001 \001(\005\022\014" +
+      "\n\004text\030\002 \001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_fro" +
+      "m\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_added" +
+      "\030\003 \003(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools_c" +
+      "hanged\030\005 \003(\t\022\034\n\024instructions_changed\030\006 \001" +
+      "(\010\022\017\n\007refused\030\007 \001(\010\":\n\021ApprovalRequested" +
+      "\022%\n\010approval\030\001 \001(\0132\023.luosho.v1.Approval\"" +
+      "\216\001\n\016BudgetExceeded\022\r\n\005scope\030\001 \001(\t\022\r\n\005lim" +
+      "it\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n" +
+      "\nworst_case\030\005 \001(\001\022\037\n\005usage\030\006 \001(\0132\020.luosh" +
+      "o.v1.Usage\022\014\n\004path\030\007 \003(\t\"Z\n\017CompactionSt" +
+      "art\022\014\n\004step\030\001 \001(\005\022\017\n\007trigger\030\002 \001(\t\022\016\n\006to" +
+      "kens\030\003 \001(\003\022\030\n\020threshold_tokens\030\004 \001(\003\"\307\001\n" +
+      "\016CompactionDone\022\014\n\004step\030\001 \001(\005\022\017\n\007trigger" +
+      "\030\002 \001(\t\022\025\n\rtokens_before\030\003 \001(\003\022\024\n\014tokens_" +
+      "after\030\004 \001(\003\022\016\n\006pruned\030\005 \001(\005\022\022\n\nsummarize" +
+      "d\030\006 \001(\005\022\r\n\005error\030\007 \001(\t\022\025\n\rsummary_model\030" +
+      "\010 \001(\t\022\037\n\005usage\030\t \001(\0132\020.luosho.v1.Usage\"\207" +
+      "\002\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.luos" +
+      "ho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033.luo" +
+      "sho.v1.CheckpointStatus\022\022\n\nfinal_text\030\003 " +
+      "\001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020" +
+      ".luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t\022\025\n" +
+      "\rmessage_count\030\007 \001(\005\022\023\n\013output_json\030\010 \001(" +
+      "\t\022\025\n\routput_errors\030\t \003(\t\"\321\002\n\016ExecuteRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022" +
+      ".luosho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luos" +
+      "ho.v1.AgentSpec\022 \n\023business_state_json\030\004" +
+      " \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory" +
+      "_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luo" +
+      "sho.v1.IfBusy\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001" +
+      "B\026\n\024_business_state_jsonB\020\n\016_history_lim" +
+      "itB\017\n\r_retention_msJ\004\010\010\020\tR\021retention_sec" +
+      "onds\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001 \001(\t" +
+      "\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022\"\n\007i" +
+      "f_busy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010posit" +
+      "ion\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.google." +
+      "protobuf.Timestamp\"0\n\013InputQueued\022\022\n\nreq" +
+      "uest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueI" +
+      "nputRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nreque" +
+      "st_id\030\002 \001(\t\"\'\n\024DequeueInputResponse\022\017\n\007r" +
+      "emoved\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005event" +
+      "\030\001 \001(\0132\020.luosho.v1.Event\"j\n\rResumeReques" +
+      "t\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.l" +
+      "uosho.v1.AgentSpec\022\022\n\nrequest_id\030\003 \001(\t\022\014" +
+      "\n\004wake\030\024 \001(\010\"1\n\016ResumeResponse\022\037\n\005event\030" +
+      "\001 \001(\0132\020.luosho.v1.Event\"\232\001\n\027SubmitToolRe" +
+      "sultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_" +
+      "call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is" +
+      "_error\030\004 \001(\010\022.\n\treconcile\030\005 \001(\0162\033.luosho" +
+      ".v1.ReconcileOutcome\"V\n\030SubmitToolResult" +
+      "Response\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Su" +
+      "bmitOutcome\022\017\n\007attempt\030\002 \001(\005\"#\n\rCancelRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelRespo" +
+      "nse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\"\253\002\n\022GetSessionRe" +
+      "sponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.C" +
+      "heckpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.Que" +
+      "uedInput\0223\n\022last_model_failure\030\003 \001(\0132\027.l" +
+      "uosho.v1.ModelFailure\022G\n\016usage_by_model\030" +
+      "\004 \003(\0132/.luosho.v1.GetSessionResponse.Usa" +
+      "geByModelEntry\032E\n\021UsageByModelEntry\022\013\n\003k" +
+      "ey\030\001 \001(\t\022\037\n\005value\030\002 \001(\0132\020.luosho.v1.Usag" +
+      "e:\0028\001\"\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001(\t\022\017" +
+      "\n\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luos" +
+      "ho.v1.ModelFailure.MetadataEntry\022-\n\tfail" +
+      "ed_at\030\004 \001(\0132\032.google.protobuf.Timestamp\022" +
+      "\020\n\010failures\030\005 \001(\005\0224\n\020retry_not_before\030\006 " +
+      "\001(\0132\032.google.protobuf.Timestamp\032/\n\rMetad" +
+      "ataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001" +
+      "\"\317\001\n\023ListSessionsRequest\022\021\n\tpage_size\030\001 " +
+      "\001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162" +
+      "\033.luosho.v1.CheckpointStatus\022\031\n\021session_" +
+      "id_prefix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n" +
+      "\022include_total_size\030\006 \001(\010\022\027\n\017costliest_f" +
+      "irst\030\007 \001(\010\"\204\001\n\024ListSessionsResponse\022+\n\010s" +
+      "essions\030\001 \003(\0132\031.luosho.v1.SessionSummary" +
+      "\022\027\n\017next_page_token\030\002 \001(\t\022\027\n\ntotal_size\030" +
+      "\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024DeleteSessi" +
+      "onRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_hi" +
+      "story\030\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007" +
+      "deleted\030\001 \001(\010\"\277\001\n\016ResolveRequest\022\023\n\013appr" +
+      "oval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030" +
+      "\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSp" +
+      "ec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001" +
+      "(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\022\016\n\006answe" +
+      "r\030\n \001(\t\"2\n\017ResolveResponse\022\037\n\005event\030\001 \001(" +
+      "\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001" +
+      "(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprovalsR" +
+      "esponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v1.A" +
+      "pproval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016Hist" +
+      "oryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_s" +
+      "ize\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022include" +
+      "_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007" +
+      "entries\030\001 \003(\0132\027.luosho.v1.HistoryEntry\022\027" +
+      "\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n" +
+      "\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002 \003(" +
+      "\0132\022.luosho.v1.Message\022 \n\023business_state_" +
+      "json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.l" +
+      "uosho.v1.ToolResultPatch\022\024\n\014append_input" +
+      "\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017ToolRe" +
+      "sultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013resul" +
+      "t_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002" +
+      " \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch\030\004 " +
+      "\001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRespons" +
+      "e\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\nc" +
+      "heckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoint\"<" +
+      "\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(\t\022\024" +
+      "\n\014session_id_b\030\002 \001(\t\"\207\001\n\016TrajectoryStep\022" +
+      "\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 " +
+      "\003(\0132\031.luosho.v1.TrajectoryCall\022\r\n\005model\030" +
+      "\004 \001(\t\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\"\332" +
+      "\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022" +
+      "\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\030\n" +
+      "\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(" +
+      "\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031" +
+      ".luosho.v1.TrajectoryStepB\016\n\014_result_jso" +
+      "nJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022\014\n\004" +
+      "step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_js" +
+      "on_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n" +
+      "\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024" +
+      "\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_chang" +
+      "ed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1." +
+      "ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_" +
+      "b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luosh" +
+      "o.v1.FinishReason\0220\n\017finish_reason_b\030\010 \001" +
+      "(\0162\027.luosho.v1.FinishReason\"\262\001\n\017CompareR" +
+      "esponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajector" +
+      "yStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.TrajectoryS" +
+      "tep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004" +
+      " \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_div" +
+      "erged_at\"E\n\014WatchRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"" +
+      "0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luosho" +
+      ".v1.Event\"(\n\025ListMcpServersRequest\022\017\n\007re" +
+      "fresh\030\001 \001(\010\"?\n\026ListMcpServersResponse\022%\n" +
+      "\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"\302\001\n" +
+      "\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport\030\007 " +
+      "\001(\0162\027.luosho.v1.McpTransport\022(\n\005state\030\010 " +
+      "\001(\0162\031.luosho.v1.McpServerState\022\016\n\006starts" +
+      "\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(" +
+      "\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007Mc" +
+      "pTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t" +
+      "\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_only" +
+      "_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001" +
+      "(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destructi" +
+      "ve_hint\"U\n\016CompactRequest\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022/\n\010strategy\030\002 \001(\0162\035.luosho.v1.Comp" +
+      "actionStrategy\"O\n\017CompactResponse\022\021\n\tcom" +
+      "pacted\030\001 \001(\010\022)\n\ncheckpoint\030\002 \001(\0132\025.luosh" +
+      "o.v1.Checkpoint*\372\034\n\013ErrorReason\022\034\n\030ERROR" +
+      "_REASON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_IN" +
+      "TERNAL\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMEN" +
+      "T\020\002\022\"\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022" +
+      "%\n!ERROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#" +
+      "\n\037ERROR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033E" +
+      "RROR_REASON_SESSION_EXISTS\020\006\022$\n ERROR_RE" +
+      "ASON_EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REAS" +
+      "ON_TOOL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON" +
+      "_TOOL_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON" +
+      "_SESSION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_RE" +
+      "ASON_AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUM" +
+      "E_TOOL_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION" +
+      "_BUSY\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033" +
+      "ERROR_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_R" +
+      "EASON_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASO" +
+      "N_SHUTTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MA" +
+      "NY_RUNS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOA" +
+      "DED\020\023\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022" +
+      "\"\n\036ERROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027E" +
+      "RROR_REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON" +
+      "_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUES" +
+      "T_ID_REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQU" +
+      "IRED\020\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!" +
+      "\n\035ERROR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERR" +
+      "OR_REASON_AGENT_REQUIRED\020(\022(\n$ERROR_REAS" +
+      "ON_DUPLICATE_SUBAGENT_NAME\020)\022$\n ERROR_RE" +
+      "ASON_DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REAS" +
+      "ON_IF_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON" +
+      "_INPUT_REQUIRED\020,\022$\n ERROR_REASON_INVALI" +
+      "D_APPROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_" +
+      "APPROVAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVAL" +
+      "ID_DRIFT_POLICY\020/\022&\n\"ERROR_REASON_INVALI" +
+      "D_HISTORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALI" +
+      "D_ID\0201\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202" +
+      "\022\035\n\031ERROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR" +
+      "_REASON_INVALID_MAX_STEPS\0204\022$\n ERROR_REA" +
+      "SON_INVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASO" +
+      "N_INVALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVA" +
+      "LID_MODEL\0207\022\'\n#ERROR_REASON_INVALID_MODE" +
+      "L_SETTINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAG" +
+      "E_SIZE\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TO" +
+      "KEN\020:\022#\n\037ERROR_REASON_INVALID_REQUEST_ID" +
+      "\020;\022\037\n\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037E" +
+      "RROR_REASON_INVALID_SESSION_ID\020=\022\037\n\033ERRO" +
+      "R_REASON_INVALID_STATUS\020>\022!\n\035ERROR_REASO" +
+      "N_INVALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INV",
+      "ALID_SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INV" +
+      "ALID_TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVA" +
+      "LID_TOOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_I" +
+      "NVALID_TOOL_NAME\020C\022$\n ERROR_REASON_INVAL" +
+      "ID_TOOL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID" +
+      "_TOOL_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NO" +
+      "T_FOUND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH" +
+      "_OVER_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_D" +
+      "ESCRIPTION_REQUIRED\020H\022.\n*ERROR_REASON_SU" +
+      "BAGENT_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_R" +
+      "EASON_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR" +
+      "_REASON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERR" +
+      "OR_REASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REA" +
+      "SON_TOOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_" +
+      "REASON_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REA" +
+      "SON_UNKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON" +
+      "_UNKNOWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKN" +
+      "OWN_TOOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_" +
+      "RETENTION\020R\022 \n\034ERROR_REASON_INVALID_REQU" +
+      "EST\020d\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_" +
+      "TYPE\020e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#" +
+      "\n\037ERROR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035E" +
+      "RROR_REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_" +
+      "REASON_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_R" +
+      "EASON_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REAS" +
+      "ON_INVALID_LAST_EVENT_ID\020k\022%\n!ERROR_REAS" +
+      "ON_INVALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASO" +
+      "N_INVALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_" +
+      "REASON_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REAS" +
+      "ON_INVALID_FOLLOW\020o\022%\n!ERROR_REASON_INVA" +
+      "LID_NEWEST_FIRST\020p\022+\n\'ERROR_REASON_INVAL" +
+      "ID_INCLUDE_TOTAL_SIZE\020q\022$\n ERROR_REASON_" +
+      "RECONCILE_NOT_ASKED\020x\022*\n&ERROR_REASON_IN" +
+      "VALID_RECONCILE_OUTCOME\020y\022\037\n\033ERROR_REASO" +
+      "N_INVALID_LIMITS\020}\022)\n%ERROR_REASON_COST_" +
+      "LIMIT_WITHOUT_PRICE\020~\022)\n$ERROR_REASON_IN" +
+      "VALID_COSTLIEST_FIRST\020\202\001\022\'\n\"ERROR_REASON" +
+      "_INVALID_OUTPUT_SCHEMA\020\226\001\022!\n\034ERROR_REASO" +
+      "N_ANSWER_REQUIRED\020\233\001\022$\n\037ERROR_REASON_ANS" +
+      "WER_NOT_ALLOWED\020\234\001\022\"\n\035ERROR_REASON_SESSI" +
+      "ON_SLEEPING\020\252\001\022\036\n\031ERROR_REASON_NOT_SLEEP" +
+      "ING\020\253\001\022$\n\037ERROR_REASON_INVALID_SLEEP_TOO" +
+      "L\020\254\001\022)\n$ERROR_REASON_INVALID_FALLBACK_MO" +
+      "DELS\020\221\001\022#\n\036ERROR_REASON_INVALID_REASONIN" +
+      "G\020\240\001\022(\n#ERROR_REASON_CONTEXT_WINDOW_UNKN" +
+      "OWN\020\245\001\022$\n\037ERROR_REASON_INVALID_COMPACTIO" +
+      "N\020\246\001*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013RO" +
+      "LE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSIS" +
+      "TANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPoli" +
+      "cy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033" +
+      "\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRI" +
+      "FT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_" +
+      "IGNORE\020\003*\301\001\n\020CheckpointStatus\022!\n\035CHECKPO" +
+      "INT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_S" +
+      "TATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS" +
+      "_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATU" +
+      "S_FINISHED\020\003\022\036\n\032CHECKPOINT_STATUS_SLEEPI" +
+      "NG\020\004*\250\002\n\014FinishReason\022\035\n\031FINISH_REASON_U" +
+      "NSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027" +
+      "FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REAS" +
+      "ON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITING_A" +
+      "PPROVAL\020\004\022!\n\035FINISH_REASON_BUDGET_EXCEED" +
+      "ED\020\005\022#\n\037FINISH_REASON_DEADLINE_EXCEEDED\020" +
+      "\006\022 \n\034FINISH_REASON_OUTPUT_INVALID\020\007\022\032\n\026F" +
+      "INISH_REASON_SLEEPING\020\010*\231\001\n\022CompactionSt" +
+      "rategy\022#\n\037COMPACTION_STRATEGY_UNSPECIFIE" +
+      "D\020\000\022\035\n\031COMPACTION_STRATEGY_PRUNE\020\001\022!\n\035CO" +
+      "MPACTION_STRATEGY_SUMMARIZE\020\002\022\034\n\030COMPACT" +
+      "ION_STRATEGY_BOTH\020\003*\177\n\nMcpRetryOn\022\034\n\030MCP" +
+      "_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_" +
+      "TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022" +
+      "\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAppro" +
+      "val\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP" +
+      "_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020" +
+      "\002*e\n\014ApprovalKind\022\035\n\031APPROVAL_KIND_UNSPE" +
+      "CIFIED\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026" +
+      "APPROVAL_KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024R" +
+      "UN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022" +
+      "\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUM" +
+      "E\020\003*\223\001\n\020ReconcileOutcome\022!\n\035RECONCILE_OU" +
+      "TCOME_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME" +
+      "_DONE\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED" +
+      "\020\002\022\035\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014Too" +
+      "lExecutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000" +
+      "\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECU" +
+      "TOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPEC" +
+      "IFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_E" +
+      "NQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BU" +
+      "SY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT" +
+      "_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME" +
+      "_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020" +
+      "\002*^\n\014McpTransport\022\035\n\031MCP_TRANSPORT_UNSPE" +
+      "CIFIED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP" +
+      "_TRANSPORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034" +
+      "MCP_SERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SE" +
+      "RVER_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_S" +
+      "TATE_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020" +
+      "\0032\234\t\n\014AgentService\022B\n\007Execute\022\031.luosho.v" +
+      "1.ExecuteRequest\032\032.luosho.v1.ExecuteResp" +
+      "onse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReque" +
+      "st\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Submi" +
+      "tToolResult\022\".luosho.v1.SubmitToolResult" +
+      "Request\032#.luosho.v1.SubmitToolResultResp" +
+      "onse\022=\n\006Cancel\022\030.luosho.v1.CancelRequest" +
+      "\032\031.luosho.v1.CancelResponse\022I\n\nGetSessio" +
+      "n\022\034.luosho.v1.GetSessionRequest\032\035.luosho" +
+      ".v1.GetSessionResponse\022O\n\014ListSessions\022\036" +
+      ".luosho.v1.ListSessionsRequest\032\037.luosho." +
+      "v1.ListSessionsResponse\022R\n\rDeleteSession" +
+      "\022\037.luosho.v1.DeleteSessionRequest\032 .luos" +
+      "ho.v1.DeleteSessionResponse\022B\n\007Resolve\022\031" +
+      ".luosho.v1.ResolveRequest\032\032.luosho.v1.Re" +
+      "solveResponse0\001\022R\n\rListApprovals\022\037.luosh" +
+      "o.v1.ListApprovalsRequest\032 .luosho.v1.Li" +
+      "stApprovalsResponse\022@\n\007History\022\031.luosho." +
+      "v1.HistoryRequest\032\032.luosho.v1.HistoryRes" +
+      "ponse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027." +
+      "luosho.v1.ForkResponse\022@\n\007Compare\022\031.luos" +
+      "ho.v1.CompareRequest\032\032.luosho.v1.Compare" +
+      "Response\022<\n\005Watch\022\027.luosho.v1.WatchReque" +
+      "st\032\030.luosho.v1.WatchResponse0\001\022U\n\016ListMc" +
+      "pServers\022 .luosho.v1.ListMcpServersReque" +
+      "st\032!.luosho.v1.ListMcpServersResponse\022O\n" +
+      "\014DequeueInput\022\036.luosho.v1.DequeueInputRe" +
+      "quest\032\037.luosho.v1.DequeueInputResponse\022@" +
+      "\n\007Compact\022\031.luosho.v1.CompactRequest\032\032.l" +
+      "uosho.v1.CompactResponseB\035\n\rdev.luosho.v" +
+      "1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -1022,7 +1030,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentSpec_descriptor,
-        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", "FallbackModels", "OutputSchemaJson", "Reasoning", "Compaction", });
+        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", "Limits", "FallbackModels", "OutputSchemaJson", "Reasoning", "Compaction", "SleepTool", });
     internal_static_luosho_v1_Reasoning_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_luosho_v1_Reasoning_fieldAccessorTable = new
@@ -1130,7 +1138,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Attempts", "Tasks", "RunStartedAt", "RunPausedMs", "SessionStartedAt", "SessionPausedMs", "Compaction", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Attempts", "Tasks", "RunStartedAt", "RunPausedMs", "SessionStartedAt", "SessionPausedMs", "Compaction", "WakeAt", "SleepCallId", });
     internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor =
       internal_static_luosho_v1_Checkpoint_descriptor.getNestedType(0);
     internal_static_luosho_v1_Checkpoint_AttemptsEntry_fieldAccessorTable = new
@@ -1160,7 +1168,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
-        new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", "TotalUsage", });
+        new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", "TotalUsage", "WakeAt", });
     internal_static_luosho_v1_Event_descriptor =
       getDescriptor().getMessageType(23);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
@@ -1322,7 +1330,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
-        new java.lang.String[] { "SessionId", "Agent", "RequestId", });
+        new java.lang.String[] { "SessionId", "Agent", "RequestId", "Wake", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
       getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new

@@ -771,6 +771,24 @@ private static final long serialVersionUID = 0L;
     return compaction_ == null ? dev.luosho.v1.Compaction.getDefaultInstance() : compaction_;
   }
 
+  public static final int SLEEP_TOOL_FIELD_NUMBER = 80;
+  private boolean sleepTool_ = false;
+  /**
+   * <pre>
+   * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+   * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+   * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+   * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+   * </pre>
+   *
+   * <code>bool sleep_tool = 80;</code>
+   * @return The sleepTool.
+   */
+  @java.lang.Override
+  public boolean getSleepTool() {
+    return sleepTool_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -835,6 +853,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000080) != 0)) {
       output.writeMessage(75, getCompaction());
+    }
+    if (sleepTool_ != false) {
+      output.writeBool(80, sleepTool_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -923,6 +944,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(75, getCompaction());
     }
+    if (sleepTool_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(80, sleepTool_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1004,6 +1029,8 @@ private static final long serialVersionUID = 0L;
       if (!getCompaction()
           .equals(other.getCompaction())) return false;
     }
+    if (getSleepTool()
+        != other.getSleepTool()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1075,6 +1102,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + COMPACTION_FIELD_NUMBER;
       hash = (53 * hash) + getCompaction().hashCode();
     }
+    hash = (37 * hash) + SLEEP_TOOL_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getSleepTool());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1269,6 +1299,7 @@ private static final long serialVersionUID = 0L;
         compactionBuilder_.dispose();
         compactionBuilder_ = null;
       }
+      sleepTool_ = false;
       return this;
     }
 
@@ -1390,6 +1421,9 @@ private static final long serialVersionUID = 0L;
             ? compaction_
             : compactionBuilder_.build();
         to_bitField0_ |= 0x00000080;
+      }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.sleepTool_ = sleepTool_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1541,6 +1575,9 @@ private static final long serialVersionUID = 0L;
       if (other.hasCompaction()) {
         mergeCompaction(other.getCompaction());
       }
+      if (other.getSleepTool() != false) {
+        setSleepTool(other.getSleepTool());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1682,6 +1719,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00010000;
               break;
             } // case 602
+            case 640: {
+              sleepTool_ = input.readBool();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 640
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3983,6 +4025,59 @@ private static final long serialVersionUID = 0L;
         compaction_ = null;
       }
       return compactionBuilder_;
+    }
+
+    private boolean sleepTool_ ;
+    /**
+     * <pre>
+     * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+     * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+     * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+     * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+     * </pre>
+     *
+     * <code>bool sleep_tool = 80;</code>
+     * @return The sleepTool.
+     */
+    @java.lang.Override
+    public boolean getSleepTool() {
+      return sleepTool_;
+    }
+    /**
+     * <pre>
+     * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+     * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+     * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+     * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+     * </pre>
+     *
+     * <code>bool sleep_tool = 80;</code>
+     * @param value The sleepTool to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSleepTool(boolean value) {
+
+      sleepTool_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+     * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+     * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+     * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+     * </pre>
+     *
+     * <code>bool sleep_tool = 80;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSleepTool() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      sleepTool_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)

@@ -466,4 +466,17 @@ public interface AgentSpecOrBuilder extends
    * <code>.luosho.v1.Compaction compaction = 75;</code>
    */
   dev.luosho.v1.CompactionOrBuilder getCompactionOrBuilder();
+
+  /**
+   * <pre>
+   * Durable timers (docs/reference/rules.md R86): the agent gets the daemon tool `sleep`
+   * ({"seconds": N} or {"until": RFC 3339}). Its call ends the run with the session
+   * SLEEPING until then; a daemon sharing the store resumes it at that time, and the call's
+   * result is {"slept_until": ..., "woken": "time" | "resume" | "input"}. Lead agent only.
+   * </pre>
+   *
+   * <code>bool sleep_tool = 80;</code>
+   * @return The sleepTool.
+   */
+  boolean getSleepTool();
 }

@@ -43,6 +43,7 @@ private static final long serialVersionUID = 0L;
     subagents_ = java.util.Collections.emptyList();
     earlyResults_ = java.util.Collections.emptyList();
     tasks_ = java.util.Collections.emptyList();
+    sleepCallId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -1079,6 +1080,86 @@ private static final long serialVersionUID = 0L;
     return compaction_ == null ? dev.luosho.v1.CompactionState.getDefaultInstance() : compaction_;
   }
 
+  public static final int WAKE_AT_FIELD_NUMBER = 75;
+  private com.google.protobuf.Timestamp wakeAt_;
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+   * @return Whether the wakeAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasWakeAt() {
+    return ((bitField0_ & 0x00000400) != 0);
+  }
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+   * @return The wakeAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getWakeAt() {
+    return wakeAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+  }
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getWakeAtOrBuilder() {
+    return wakeAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+  }
+
+  public static final int SLEEP_CALL_ID_FIELD_NUMBER = 76;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object sleepCallId_ = "";
+  /**
+   * <code>string sleep_call_id = 76;</code>
+   * @return The sleepCallId.
+   */
+  @java.lang.Override
+  public java.lang.String getSleepCallId() {
+    java.lang.Object ref = sleepCallId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      sleepCallId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <code>string sleep_call_id = 76;</code>
+   * @return The bytes for sleepCallId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getSleepCallIdBytes() {
+    java.lang.Object ref = sleepCallId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      sleepCallId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1170,6 +1251,12 @@ private static final long serialVersionUID = 0L;
         60);
     if (((bitField0_ & 0x00000200) != 0)) {
       output.writeMessage(70, getCompaction());
+    }
+    if (((bitField0_ & 0x00000400) != 0)) {
+      output.writeMessage(75, getWakeAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sleepCallId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 76, sleepCallId_);
     }
     for (int i = 0; i < tasks_.size(); i++) {
       output.writeMessage(95, tasks_.get(i));
@@ -1300,6 +1387,13 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(70, getCompaction());
     }
+    if (((bitField0_ & 0x00000400) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(75, getWakeAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sleepCallId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(76, sleepCallId_);
+    }
 
         {
           final int count = tasks_.size();
@@ -1413,6 +1507,13 @@ private static final long serialVersionUID = 0L;
       if (!getCompaction()
           .equals(other.getCompaction())) return false;
     }
+    if (hasWakeAt() != other.hasWakeAt()) return false;
+    if (hasWakeAt()) {
+      if (!getWakeAt()
+          .equals(other.getWakeAt())) return false;
+    }
+    if (!getSleepCallId()
+        .equals(other.getSleepCallId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1511,6 +1612,12 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + COMPACTION_FIELD_NUMBER;
       hash = (53 * hash) + getCompaction().hashCode();
     }
+    if (hasWakeAt()) {
+      hash = (37 * hash) + WAKE_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getWakeAt().hashCode();
+    }
+    hash = (37 * hash) + SLEEP_CALL_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getSleepCallId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1682,6 +1789,7 @@ private static final long serialVersionUID = 0L;
         internalGetRunStartedAtFieldBuilder();
         internalGetSessionStartedAtFieldBuilder();
         internalGetCompactionFieldBuilder();
+        internalGetWakeAtFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1784,6 +1892,12 @@ private static final long serialVersionUID = 0L;
         compactionBuilder_.dispose();
         compactionBuilder_ = null;
       }
+      wakeAt_ = null;
+      if (wakeAtBuilder_ != null) {
+        wakeAtBuilder_.dispose();
+        wakeAtBuilder_ = null;
+      }
+      sleepCallId_ = "";
       return this;
     }
 
@@ -1960,6 +2074,15 @@ private static final long serialVersionUID = 0L;
             ? compaction_
             : compactionBuilder_.build();
         to_bitField0_ |= 0x00000200;
+      }
+      if (((from_bitField0_ & 0x04000000) != 0)) {
+        result.wakeAt_ = wakeAtBuilder_ == null
+            ? wakeAt_
+            : wakeAtBuilder_.build();
+        to_bitField0_ |= 0x00000400;
+      }
+      if (((from_bitField0_ & 0x08000000) != 0)) {
+        result.sleepCallId_ = sleepCallId_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -2177,6 +2300,14 @@ private static final long serialVersionUID = 0L;
       if (other.hasCompaction()) {
         mergeCompaction(other.getCompaction());
       }
+      if (other.hasWakeAt()) {
+        mergeWakeAt(other.getWakeAt());
+      }
+      if (!other.getSleepCallId().isEmpty()) {
+        sleepCallId_ = other.sleepCallId_;
+        bitField0_ |= 0x08000000;
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -2384,6 +2515,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x02000000;
               break;
             } // case 562
+            case 602: {
+              input.readMessage(
+                  internalGetWakeAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x04000000;
+              break;
+            } // case 602
+            case 610: {
+              sleepCallId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x08000000;
+              break;
+            } // case 610
             case 762: {
               dev.luosho.v1.SubAgentState m =
                   input.readMessage(
@@ -6154,6 +6297,244 @@ private static final long serialVersionUID = 0L;
         compaction_ = null;
       }
       return compactionBuilder_;
+    }
+
+    private com.google.protobuf.Timestamp wakeAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> wakeAtBuilder_;
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     * @return Whether the wakeAt field is set.
+     */
+    public boolean hasWakeAt() {
+      return ((bitField0_ & 0x04000000) != 0);
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     * @return The wakeAt.
+     */
+    public com.google.protobuf.Timestamp getWakeAt() {
+      if (wakeAtBuilder_ == null) {
+        return wakeAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+      } else {
+        return wakeAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     */
+    public Builder setWakeAt(com.google.protobuf.Timestamp value) {
+      if (wakeAtBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        wakeAt_ = value;
+      } else {
+        wakeAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     */
+    public Builder setWakeAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (wakeAtBuilder_ == null) {
+        wakeAt_ = builderForValue.build();
+      } else {
+        wakeAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     */
+    public Builder mergeWakeAt(com.google.protobuf.Timestamp value) {
+      if (wakeAtBuilder_ == null) {
+        if (((bitField0_ & 0x04000000) != 0) &&
+          wakeAt_ != null &&
+          wakeAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getWakeAtBuilder().mergeFrom(value);
+        } else {
+          wakeAt_ = value;
+        }
+      } else {
+        wakeAtBuilder_.mergeFrom(value);
+      }
+      if (wakeAt_ != null) {
+        bitField0_ |= 0x04000000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     */
+    public Builder clearWakeAt() {
+      bitField0_ = (bitField0_ & ~0x04000000);
+      wakeAt_ = null;
+      if (wakeAtBuilder_ != null) {
+        wakeAtBuilder_.dispose();
+        wakeAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getWakeAtBuilder() {
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return internalGetWakeAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getWakeAtOrBuilder() {
+      if (wakeAtBuilder_ != null) {
+        return wakeAtBuilder_.getMessageOrBuilder();
+      } else {
+        return wakeAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+      }
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+     * call that put it to sleep (its result is recorded when it wakes).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetWakeAtFieldBuilder() {
+      if (wakeAtBuilder_ == null) {
+        wakeAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getWakeAt(),
+                getParentForChildren(),
+                isClean());
+        wakeAt_ = null;
+      }
+      return wakeAtBuilder_;
+    }
+
+    private java.lang.Object sleepCallId_ = "";
+    /**
+     * <code>string sleep_call_id = 76;</code>
+     * @return The sleepCallId.
+     */
+    public java.lang.String getSleepCallId() {
+      java.lang.Object ref = sleepCallId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        sleepCallId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <code>string sleep_call_id = 76;</code>
+     * @return The bytes for sleepCallId.
+     */
+    public com.google.protobuf.ByteString
+        getSleepCallIdBytes() {
+      java.lang.Object ref = sleepCallId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        sleepCallId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <code>string sleep_call_id = 76;</code>
+     * @param value The sleepCallId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSleepCallId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      sleepCallId_ = value;
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>string sleep_call_id = 76;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSleepCallId() {
+      sleepCallId_ = getDefaultInstance().getSleepCallId();
+      bitField0_ = (bitField0_ & ~0x08000000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>string sleep_call_id = 76;</code>
+     * @param value The bytes for sleepCallId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSleepCallIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      sleepCallId_ = value;
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)

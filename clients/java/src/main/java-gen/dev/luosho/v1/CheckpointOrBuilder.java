@@ -637,4 +637,46 @@ public interface CheckpointOrBuilder extends
    * <code>.luosho.v1.CompactionState compaction = 70;</code>
    */
   dev.luosho.v1.CompactionStateOrBuilder getCompactionOrBuilder();
+
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+   * @return Whether the wakeAt field is set.
+   */
+  boolean hasWakeAt();
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+   * @return The wakeAt.
+   */
+  com.google.protobuf.Timestamp getWakeAt();
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes (status SLEEPING only), and the id of the `sleep`
+   * call that put it to sleep (its result is recorded when it wakes).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 75;</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getWakeAtOrBuilder();
+
+  /**
+   * <code>string sleep_call_id = 76;</code>
+   * @return The sleepCallId.
+   */
+  java.lang.String getSleepCallId();
+  /**
+   * <code>string sleep_call_id = 76;</code>
+   * @return The bytes for sleepCallId.
+   */
+  com.google.protobuf.ByteString
+      getSleepCallIdBytes();
 }

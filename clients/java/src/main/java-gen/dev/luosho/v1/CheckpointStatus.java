@@ -27,6 +27,15 @@ public enum CheckpointStatus
    * <code>CHECKPOINT_STATUS_FINISHED = 3;</code>
    */
   CHECKPOINT_STATUS_FINISHED(3),
+  /**
+   * <pre>
+   * R86: the agent called `sleep`; the session wakes at Checkpoint.wake_at (or earlier,
+   * on Resume with wake). No daemon holds it meanwhile.
+   * </pre>
+   *
+   * <code>CHECKPOINT_STATUS_SLEEPING = 4;</code>
+   */
+  CHECKPOINT_STATUS_SLEEPING(4),
   UNRECOGNIZED(-1),
   ;
 
@@ -55,6 +64,15 @@ public enum CheckpointStatus
    * <code>CHECKPOINT_STATUS_FINISHED = 3;</code>
    */
   public static final int CHECKPOINT_STATUS_FINISHED_VALUE = 3;
+  /**
+   * <pre>
+   * R86: the agent called `sleep`; the session wakes at Checkpoint.wake_at (or earlier,
+   * on Resume with wake). No daemon holds it meanwhile.
+   * </pre>
+   *
+   * <code>CHECKPOINT_STATUS_SLEEPING = 4;</code>
+   */
+  public static final int CHECKPOINT_STATUS_SLEEPING_VALUE = 4;
 
 
   public final int getNumber() {
@@ -85,6 +103,7 @@ public enum CheckpointStatus
       case 1: return CHECKPOINT_STATUS_IN_PROGRESS;
       case 2: return CHECKPOINT_STATUS_AWAITING_APPROVAL;
       case 3: return CHECKPOINT_STATUS_FINISHED;
+      case 4: return CHECKPOINT_STATUS_SLEEPING;
       default: return null;
     }
   }

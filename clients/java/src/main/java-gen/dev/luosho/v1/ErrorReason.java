@@ -537,6 +537,31 @@ public enum ErrorReason
   ERROR_REASON_ANSWER_NOT_ALLOWED(156),
   /**
    * <pre>
+   * ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+   * without wake. Metadata: wake_at (RFC 3339).
+   * </pre>
+   *
+   * <code>ERROR_REASON_SESSION_SLEEPING = 170;</code>
+   */
+  ERROR_REASON_SESSION_SLEEPING(170),
+  /**
+   * <pre>
+   * FAILED_PRECONDITION: Resume with wake on a session that is not sleeping.
+   * </pre>
+   *
+   * <code>ERROR_REASON_NOT_SLEEPING = 171;</code>
+   */
+  ERROR_REASON_NOT_SLEEPING(171),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_SLEEP_TOOL = 172;</code>
+   */
+  ERROR_REASON_INVALID_SLEEP_TOOL(172),
+  /**
+   * <pre>
    * fallback_models repeats the model or one of its entries.
    * </pre>
    *
@@ -1098,6 +1123,31 @@ public enum ErrorReason
   public static final int ERROR_REASON_ANSWER_NOT_ALLOWED_VALUE = 156;
   /**
    * <pre>
+   * ABORTED: the session is sleeping (R86): Execute with if_busy REJECT, or Resume
+   * without wake. Metadata: wake_at (RFC 3339).
+   * </pre>
+   *
+   * <code>ERROR_REASON_SESSION_SLEEPING = 170;</code>
+   */
+  public static final int ERROR_REASON_SESSION_SLEEPING_VALUE = 170;
+  /**
+   * <pre>
+   * FAILED_PRECONDITION: Resume with wake on a session that is not sleeping.
+   * </pre>
+   *
+   * <code>ERROR_REASON_NOT_SLEEPING = 171;</code>
+   */
+  public static final int ERROR_REASON_NOT_SLEEPING_VALUE = 171;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: sleep_tool on a sub-agent (only the lead agent sleeps).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_SLEEP_TOOL = 172;</code>
+   */
+  public static final int ERROR_REASON_INVALID_SLEEP_TOOL_VALUE = 172;
+  /**
+   * <pre>
    * fallback_models repeats the model or one of its entries.
    * </pre>
    *
@@ -1249,6 +1299,9 @@ public enum ErrorReason
       case 150: return ERROR_REASON_INVALID_OUTPUT_SCHEMA;
       case 155: return ERROR_REASON_ANSWER_REQUIRED;
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
+      case 170: return ERROR_REASON_SESSION_SLEEPING;
+      case 171: return ERROR_REASON_NOT_SLEEPING;
+      case 172: return ERROR_REASON_INVALID_SLEEP_TOOL;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
       case 160: return ERROR_REASON_INVALID_REASONING;
       case 165: return ERROR_REASON_CONTEXT_WINDOW_UNKNOWN;

@@ -77,6 +77,15 @@ public enum FinishReason
    * <code>FINISH_REASON_OUTPUT_INVALID = 7;</code>
    */
   FINISH_REASON_OUTPUT_INVALID(7),
+  /**
+   * <pre>
+   * R86: the run ended on the agent's `sleep` call; the session is SLEEPING until
+   * Checkpoint.wake_at, when a daemon resumes it as a new run of the same session.
+   * </pre>
+   *
+   * <code>FINISH_REASON_SLEEPING = 8;</code>
+   */
+  FINISH_REASON_SLEEPING(8),
   UNRECOGNIZED(-1),
   ;
 
@@ -155,6 +164,15 @@ public enum FinishReason
    * <code>FINISH_REASON_OUTPUT_INVALID = 7;</code>
    */
   public static final int FINISH_REASON_OUTPUT_INVALID_VALUE = 7;
+  /**
+   * <pre>
+   * R86: the run ended on the agent's `sleep` call; the session is SLEEPING until
+   * Checkpoint.wake_at, when a daemon resumes it as a new run of the same session.
+   * </pre>
+   *
+   * <code>FINISH_REASON_SLEEPING = 8;</code>
+   */
+  public static final int FINISH_REASON_SLEEPING_VALUE = 8;
 
 
   public final int getNumber() {
@@ -189,6 +207,7 @@ public enum FinishReason
       case 5: return FINISH_REASON_BUDGET_EXCEEDED;
       case 6: return FINISH_REASON_DEADLINE_EXCEEDED;
       case 7: return FINISH_REASON_OUTPUT_INVALID;
+      case 8: return FINISH_REASON_SLEEPING;
       default: return null;
     }
   }

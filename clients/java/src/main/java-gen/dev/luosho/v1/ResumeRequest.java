@@ -175,6 +175,23 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int WAKE_FIELD_NUMBER = 20;
+  private boolean wake_ = false;
+  /**
+   * <pre>
+   * R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+   * it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+   * of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+   * </pre>
+   *
+   * <code>bool wake = 20;</code>
+   * @return The wake.
+   */
+  @java.lang.Override
+  public boolean getWake() {
+    return wake_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -198,6 +215,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 3, requestId_);
     }
+    if (wake_ != false) {
+      output.writeBool(20, wake_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -211,6 +231,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(3, requestId_);
+    }
+    if (wake_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(20, wake_);
     }
     return size;
   }
@@ -245,6 +269,8 @@ private static final long serialVersionUID = 0L;
     }
     if (!getRequestId()
         .equals(other.getRequestId())) return false;
+    if (getWake()
+        != other.getWake()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -264,6 +290,9 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
     hash = (53 * hash) + getRequestId().hashCode();
+    hash = (37 * hash) + WAKE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getWake());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -408,6 +437,7 @@ private static final long serialVersionUID = 0L;
         agentBuilder_ = null;
       }
       requestId_ = "";
+      wake_ = false;
       return this;
     }
 
@@ -454,6 +484,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.requestId_ = requestId_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.wake_ = wake_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -481,6 +514,9 @@ private static final long serialVersionUID = 0L;
         requestId_ = other.requestId_;
         bitField0_ |= 0x00000004;
         onChanged();
+      }
+      if (other.getWake() != false) {
+        setWake(other.getWake());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -525,6 +561,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 160: {
+              wake_ = input.readBool();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 160
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -859,6 +900,56 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       requestId_ = value;
       bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+
+    private boolean wake_ ;
+    /**
+     * <pre>
+     * R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+     * it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+     * of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+     * </pre>
+     *
+     * <code>bool wake = 20;</code>
+     * @return The wake.
+     */
+    @java.lang.Override
+    public boolean getWake() {
+      return wake_;
+    }
+    /**
+     * <pre>
+     * R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+     * it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+     * of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+     * </pre>
+     *
+     * <code>bool wake = 20;</code>
+     * @param value The wake to set.
+     * @return This builder for chaining.
+     */
+    public Builder setWake(boolean value) {
+
+      wake_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+     * it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+     * of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+     * </pre>
+     *
+     * <code>bool wake = 20;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearWake() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      wake_ = false;
       onChanged();
       return this;
     }

@@ -68,4 +68,16 @@ public interface ResumeRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRequestIdBytes();
+
+  /**
+   * <pre>
+   * R86: wake a SLEEPING session now (its `sleep` call's result says "resume"). Without
+   * it, Resume of a sleeping session fails with ABORTED/SESSION_SLEEPING; with it, Resume
+   * of a session that is not sleeping fails with FAILED_PRECONDITION/NOT_SLEEPING.
+   * </pre>
+   *
+   * <code>bool wake = 20;</code>
+   * @return The wake.
+   */
+  boolean getWake();
 }

@@ -291,6 +291,44 @@ private static final long serialVersionUID = 0L;
     return totalUsage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
   }
 
+  public static final int WAKE_AT_FIELD_NUMBER = 20;
+  private com.google.protobuf.Timestamp wakeAt_;
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes; unset otherwise.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+   * @return Whether the wakeAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasWakeAt() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes; unset otherwise.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+   * @return The wakeAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getWakeAt() {
+    return wakeAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+  }
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes; unset otherwise.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getWakeAtOrBuilder() {
+    return wakeAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -332,6 +370,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       output.writeMessage(9, getTotalUsage());
     }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(20, getWakeAt());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -369,6 +410,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(9, getTotalUsage());
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(20, getWakeAt());
     }
     return size;
   }
@@ -419,6 +464,11 @@ private static final long serialVersionUID = 0L;
       if (!getTotalUsage()
           .equals(other.getTotalUsage())) return false;
     }
+    if (hasWakeAt() != other.hasWakeAt()) return false;
+    if (hasWakeAt()) {
+      if (!getWakeAt()
+          .equals(other.getWakeAt())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -453,6 +503,10 @@ private static final long serialVersionUID = 0L;
     if (hasTotalUsage()) {
       hash = (37 * hash) + TOTAL_USAGE_FIELD_NUMBER;
       hash = (53 * hash) + getTotalUsage().hashCode();
+    }
+    if (hasWakeAt()) {
+      hash = (37 * hash) + WAKE_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getWakeAt().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -587,6 +641,7 @@ private static final long serialVersionUID = 0L;
         internalGetUpdatedAtFieldBuilder();
         internalGetLastDriftFieldBuilder();
         internalGetTotalUsageFieldBuilder();
+        internalGetWakeAtFieldBuilder();
       }
     }
     @java.lang.Override
@@ -613,6 +668,11 @@ private static final long serialVersionUID = 0L;
       if (totalUsageBuilder_ != null) {
         totalUsageBuilder_.dispose();
         totalUsageBuilder_ = null;
+      }
+      wakeAt_ = null;
+      if (wakeAtBuilder_ != null) {
+        wakeAtBuilder_.dispose();
+        wakeAtBuilder_ = null;
       }
       return this;
     }
@@ -684,6 +744,12 @@ private static final long serialVersionUID = 0L;
             : totalUsageBuilder_.build();
         to_bitField0_ |= 0x00000004;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.wakeAt_ = wakeAtBuilder_ == null
+            ? wakeAt_
+            : wakeAtBuilder_.build();
+        to_bitField0_ |= 0x00000008;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -729,6 +795,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasTotalUsage()) {
         mergeTotalUsage(other.getTotalUsage());
+      }
+      if (other.hasWakeAt()) {
+        mergeWakeAt(other.getWakeAt());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -807,6 +876,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 74
+            case 162: {
+              input.readMessage(
+                  internalGetWakeAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 162
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1569,6 +1645,163 @@ private static final long serialVersionUID = 0L;
         totalUsage_ = null;
       }
       return totalUsageBuilder_;
+    }
+
+    private com.google.protobuf.Timestamp wakeAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> wakeAtBuilder_;
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     * @return Whether the wakeAt field is set.
+     */
+    public boolean hasWakeAt() {
+      return ((bitField0_ & 0x00000200) != 0);
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     * @return The wakeAt.
+     */
+    public com.google.protobuf.Timestamp getWakeAt() {
+      if (wakeAtBuilder_ == null) {
+        return wakeAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+      } else {
+        return wakeAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     */
+    public Builder setWakeAt(com.google.protobuf.Timestamp value) {
+      if (wakeAtBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        wakeAt_ = value;
+      } else {
+        wakeAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     */
+    public Builder setWakeAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (wakeAtBuilder_ == null) {
+        wakeAt_ = builderForValue.build();
+      } else {
+        wakeAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     */
+    public Builder mergeWakeAt(com.google.protobuf.Timestamp value) {
+      if (wakeAtBuilder_ == null) {
+        if (((bitField0_ & 0x00000200) != 0) &&
+          wakeAt_ != null &&
+          wakeAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getWakeAtBuilder().mergeFrom(value);
+        } else {
+          wakeAt_ = value;
+        }
+      } else {
+        wakeAtBuilder_.mergeFrom(value);
+      }
+      if (wakeAt_ != null) {
+        bitField0_ |= 0x00000200;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     */
+    public Builder clearWakeAt() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      wakeAt_ = null;
+      if (wakeAtBuilder_ != null) {
+        wakeAtBuilder_.dispose();
+        wakeAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getWakeAtBuilder() {
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return internalGetWakeAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getWakeAtOrBuilder() {
+      if (wakeAtBuilder_ != null) {
+        return wakeAtBuilder_.getMessageOrBuilder();
+      } else {
+        return wakeAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : wakeAt_;
+      }
+    }
+    /**
+     * <pre>
+     * R86: when a SLEEPING session wakes; unset otherwise.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetWakeAtFieldBuilder() {
+      if (wakeAtBuilder_ == null) {
+        wakeAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getWakeAt(),
+                getParentForChildren(),
+                isClean());
+        wakeAt_ = null;
+      }
+      return wakeAtBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.SessionSummary)

@@ -136,4 +136,31 @@ public interface SessionSummaryOrBuilder extends
    * <code>.luosho.v1.Usage total_usage = 9;</code>
    */
   dev.luosho.v1.UsageOrBuilder getTotalUsageOrBuilder();
+
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes; unset otherwise.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+   * @return Whether the wakeAt field is set.
+   */
+  boolean hasWakeAt();
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes; unset otherwise.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+   * @return The wakeAt.
+   */
+  com.google.protobuf.Timestamp getWakeAt();
+  /**
+   * <pre>
+   * R86: when a SLEEPING session wakes; unset otherwise.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp wake_at = 20;</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getWakeAtOrBuilder();
 }
