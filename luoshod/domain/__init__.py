@@ -50,6 +50,7 @@ from .records import (
     QueuedInput,
     SessionSummary,
     StoredEvent,
+    StoredSchedule,
 )
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "SessionSummary",
     "Status",
     "StoredEvent",
+    "StoredSchedule",
     "SubAgent",
     "SubTask",
     "ToolCall",
