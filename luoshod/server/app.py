@@ -205,6 +205,14 @@ class Config:
         metavar="S",
         gt=0,
     )
+    schedule_late_s: float = setting(
+        60.0,
+        "seconds after its time a schedule's fire counts as missed (its catch-up policy)",
+        doc="a schedule's fire found this many seconds after its time (every daemon was down) "
+        "was missed: the schedule's catch-up policy says whether it runs",
+        metavar="S",
+        gt=0,
+    )
     retention_s: float = setting(
         0.0,
         "seconds a finished session is kept before the daemon deletes it (0: forever)",
@@ -578,6 +586,8 @@ class Daemon:
         self._sweeper = asyncio.create_task(self._sweep_approvals())
         self.lag.start()
         service.inputs.start(self.config.queue_sweep_s)  # R68, R69: queued inputs run here too
+        service.schedules.late_s = self.config.schedule_late_s
+        service.schedules.start()  # R87: the one loop that fires schedules
         if self.notifier is not None:
             self.notifier.start()
         metrics = self.observe.metrics
@@ -627,6 +637,7 @@ class Daemon:
             if still := await self.runs.halt(HALT_WAIT_S):
                 log.error("%d run(s) did not stop; their leases expire by themselves", still)
         if self.service is not None:
+            await self.service.schedules.stop()
             await self.service.inputs.stop()
         if self.notifier is not None:
             await self.notifier.stop()

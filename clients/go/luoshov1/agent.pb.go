@@ -181,6 +181,18 @@ const (
 	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
+	// INVALID_ARGUMENT: a schedule's name, cron expression, interval or policies are not
+	// valid (the message says which and why).
+	ErrorReason_ERROR_REASON_INVALID_SCHEDULE ErrorReason = 175
+	// INVALID_ARGUMENT: ScheduleCron.time_zone is not an IANA time zone the daemon knows.
+	ErrorReason_ERROR_REASON_UNKNOWN_TIME_ZONE ErrorReason = 176
+	// ALREADY_EXISTS: CreateSchedule with the name of a schedule that exists.
+	ErrorReason_ERROR_REASON_SCHEDULE_EXISTS ErrorReason = 177
+	// NOT_FOUND: no schedule has that name.
+	ErrorReason_ERROR_REASON_SCHEDULE_NOT_FOUND ErrorReason = 178
+	// FAILED_PRECONDITION: the daemon's store keeps no schedules (its driver does not
+	// declare them).
+	ErrorReason_ERROR_REASON_SCHEDULES_UNSUPPORTED ErrorReason = 179
 )
 
 // Enum value maps for ErrorReason.
@@ -280,6 +292,11 @@ var (
 		155: "ERROR_REASON_ANSWER_REQUIRED",
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
+		175: "ERROR_REASON_INVALID_SCHEDULE",
+		176: "ERROR_REASON_UNKNOWN_TIME_ZONE",
+		177: "ERROR_REASON_SCHEDULE_EXISTS",
+		178: "ERROR_REASON_SCHEDULE_NOT_FOUND",
+		179: "ERROR_REASON_SCHEDULES_UNSUPPORTED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -376,6 +393,11 @@ var (
 		"ERROR_REASON_ANSWER_REQUIRED":               155,
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
+		"ERROR_REASON_INVALID_SCHEDULE":              175,
+		"ERROR_REASON_UNKNOWN_TIME_ZONE":             176,
+		"ERROR_REASON_SCHEDULE_EXISTS":               177,
+		"ERROR_REASON_SCHEDULE_NOT_FOUND":            178,
+		"ERROR_REASON_SCHEDULES_UNSUPPORTED":         179,
 	}
 )
 
@@ -1185,6 +1207,176 @@ func (x McpServerState) Number() protoreflect.EnumNumber {
 // Deprecated: Use McpServerState.Descriptor instead.
 func (McpServerState) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+// What happens to a fire while the run of the schedule's previous fire is still active.
+type ScheduleOverlap int32
+
+const (
+	// SKIP.
+	ScheduleOverlap_SCHEDULE_OVERLAP_UNSPECIFIED ScheduleOverlap = 0
+	// The fire does not run; it is counted in Schedule.skipped.
+	ScheduleOverlap_SCHEDULE_OVERLAP_SKIP ScheduleOverlap = 1
+	// The fire's input is queued on the busy session (IF_BUSY_ENQUEUE) and runs after it.
+	// Needs session ONE.
+	ScheduleOverlap_SCHEDULE_OVERLAP_ENQUEUE ScheduleOverlap = 2
+	// The fire runs at once, in a session of its own, alongside.
+	ScheduleOverlap_SCHEDULE_OVERLAP_ALLOW ScheduleOverlap = 3
+)
+
+// Enum value maps for ScheduleOverlap.
+var (
+	ScheduleOverlap_name = map[int32]string{
+		0: "SCHEDULE_OVERLAP_UNSPECIFIED",
+		1: "SCHEDULE_OVERLAP_SKIP",
+		2: "SCHEDULE_OVERLAP_ENQUEUE",
+		3: "SCHEDULE_OVERLAP_ALLOW",
+	}
+	ScheduleOverlap_value = map[string]int32{
+		"SCHEDULE_OVERLAP_UNSPECIFIED": 0,
+		"SCHEDULE_OVERLAP_SKIP":        1,
+		"SCHEDULE_OVERLAP_ENQUEUE":     2,
+		"SCHEDULE_OVERLAP_ALLOW":       3,
+	}
+)
+
+func (x ScheduleOverlap) Enum() *ScheduleOverlap {
+	p := new(ScheduleOverlap)
+	*p = x
+	return p
+}
+
+func (x ScheduleOverlap) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScheduleOverlap) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[15].Descriptor()
+}
+
+func (ScheduleOverlap) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[15]
+}
+
+func (x ScheduleOverlap) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScheduleOverlap.Descriptor instead.
+func (ScheduleOverlap) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+// What happens to the fires that fell due while no daemon was running (more than the
+// daemon's schedule_late_s behind when found).
+type ScheduleCatchUp int32
+
+const (
+	// LATEST.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_UNSPECIFIED ScheduleCatchUp = 0
+	// The latest missed fire runs; the others are counted skipped.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_LATEST ScheduleCatchUp = 1
+	// Every missed fire runs, oldest first.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_ALL ScheduleCatchUp = 2
+	// No missed fire runs; each is counted skipped.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_NONE ScheduleCatchUp = 3
+)
+
+// Enum value maps for ScheduleCatchUp.
+var (
+	ScheduleCatchUp_name = map[int32]string{
+		0: "SCHEDULE_CATCH_UP_UNSPECIFIED",
+		1: "SCHEDULE_CATCH_UP_LATEST",
+		2: "SCHEDULE_CATCH_UP_ALL",
+		3: "SCHEDULE_CATCH_UP_NONE",
+	}
+	ScheduleCatchUp_value = map[string]int32{
+		"SCHEDULE_CATCH_UP_UNSPECIFIED": 0,
+		"SCHEDULE_CATCH_UP_LATEST":      1,
+		"SCHEDULE_CATCH_UP_ALL":         2,
+		"SCHEDULE_CATCH_UP_NONE":        3,
+	}
+)
+
+func (x ScheduleCatchUp) Enum() *ScheduleCatchUp {
+	p := new(ScheduleCatchUp)
+	*p = x
+	return p
+}
+
+func (x ScheduleCatchUp) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScheduleCatchUp) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[16].Descriptor()
+}
+
+func (ScheduleCatchUp) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[16]
+}
+
+func (x ScheduleCatchUp) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScheduleCatchUp.Descriptor instead.
+func (ScheduleCatchUp) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+}
+
+// Which session a fire runs in.
+type ScheduleSession int32
+
+const (
+	// EACH_FIRE.
+	ScheduleSession_SCHEDULE_SESSION_UNSPECIFIED ScheduleSession = 0
+	// A new session each fire: "schedule:NAME:FIRE" (FIRE: the fire time, UTC,
+	// YYYYMMDDTHHMMSSZ).
+	ScheduleSession_SCHEDULE_SESSION_EACH_FIRE ScheduleSession = 1
+	// One session, "schedule:NAME", whose transcript grows fire after fire.
+	ScheduleSession_SCHEDULE_SESSION_ONE ScheduleSession = 2
+)
+
+// Enum value maps for ScheduleSession.
+var (
+	ScheduleSession_name = map[int32]string{
+		0: "SCHEDULE_SESSION_UNSPECIFIED",
+		1: "SCHEDULE_SESSION_EACH_FIRE",
+		2: "SCHEDULE_SESSION_ONE",
+	}
+	ScheduleSession_value = map[string]int32{
+		"SCHEDULE_SESSION_UNSPECIFIED": 0,
+		"SCHEDULE_SESSION_EACH_FIRE":   1,
+		"SCHEDULE_SESSION_ONE":         2,
+	}
+)
+
+func (x ScheduleSession) Enum() *ScheduleSession {
+	p := new(ScheduleSession)
+	*p = x
+	return p
+}
+
+func (x ScheduleSession) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScheduleSession) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[17].Descriptor()
+}
+
+func (ScheduleSession) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[17]
+}
+
+func (x ScheduleSession) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScheduleSession.Descriptor instead.
+func (ScheduleSession) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -7451,6 +7643,823 @@ func (x *McpTool) GetDestructiveHint() bool {
 	return false
 }
 
+// When a schedule fires: a cron expression read in a time zone.
+type ScheduleCron struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Five fields: minute hour day-of-month month day-of-week (as crontab(5), with ranges,
+	// steps, lists, names and L, #).
+	Expression string `protobuf:"bytes,1,opt,name=expression,proto3" json:"expression,omitempty"`
+	// An IANA time zone ("Europe/Berlin"); empty: UTC. The expression is read in local time:
+	// a time skipped by a daylight-saving change fires once, when the clock jumps past it; a
+	// time repeated by one fires once, the first time.
+	TimeZone      string `protobuf:"bytes,2,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleCron) Reset() {
+	*x = ScheduleCron{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleCron) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleCron) ProtoMessage() {}
+
+func (x *ScheduleCron) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleCron.ProtoReflect.Descriptor instead.
+func (*ScheduleCron) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *ScheduleCron) GetExpression() string {
+	if x != nil {
+		return x.Expression
+	}
+	return ""
+}
+
+func (x *ScheduleCron) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+// What a schedule runs and when.
+type ScheduleSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// [A-Za-z0-9][A-Za-z0-9._-]{0,63}
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Types that are valid to be assigned to When:
+	//
+	//	*ScheduleSpec_Cron
+	//	*ScheduleSpec_IntervalMs
+	When  isScheduleSpec_When `protobuf_oneof:"when"`
+	Agent *AgentSpec          `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The input of each fire's run (usually one user message).
+	Input         []*Message      `protobuf:"bytes,5,rep,name=input,proto3" json:"input,omitempty"`
+	Overlap       ScheduleOverlap `protobuf:"varint,6,opt,name=overlap,proto3,enum=luosho.v1.ScheduleOverlap" json:"overlap,omitempty"`
+	CatchUp       ScheduleCatchUp `protobuf:"varint,7,opt,name=catch_up,json=catchUp,proto3,enum=luosho.v1.ScheduleCatchUp" json:"catch_up,omitempty"`
+	Session       ScheduleSession `protobuf:"varint,8,opt,name=session,proto3,enum=luosho.v1.ScheduleSession" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleSpec) Reset() {
+	*x = ScheduleSpec{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleSpec) ProtoMessage() {}
+
+func (x *ScheduleSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleSpec.ProtoReflect.Descriptor instead.
+func (*ScheduleSpec) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *ScheduleSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ScheduleSpec) GetWhen() isScheduleSpec_When {
+	if x != nil {
+		return x.When
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetCron() *ScheduleCron {
+	if x != nil {
+		if x, ok := x.When.(*ScheduleSpec_Cron); ok {
+			return x.Cron
+		}
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetIntervalMs() int64 {
+	if x != nil {
+		if x, ok := x.When.(*ScheduleSpec_IntervalMs); ok {
+			return x.IntervalMs
+		}
+	}
+	return 0
+}
+
+func (x *ScheduleSpec) GetAgent() *AgentSpec {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetInput() []*Message {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetOverlap() ScheduleOverlap {
+	if x != nil {
+		return x.Overlap
+	}
+	return ScheduleOverlap_SCHEDULE_OVERLAP_UNSPECIFIED
+}
+
+func (x *ScheduleSpec) GetCatchUp() ScheduleCatchUp {
+	if x != nil {
+		return x.CatchUp
+	}
+	return ScheduleCatchUp_SCHEDULE_CATCH_UP_UNSPECIFIED
+}
+
+func (x *ScheduleSpec) GetSession() ScheduleSession {
+	if x != nil {
+		return x.Session
+	}
+	return ScheduleSession_SCHEDULE_SESSION_UNSPECIFIED
+}
+
+type isScheduleSpec_When interface {
+	isScheduleSpec_When()
+}
+
+type ScheduleSpec_Cron struct {
+	Cron *ScheduleCron `protobuf:"bytes,2,opt,name=cron,proto3,oneof"`
+}
+
+type ScheduleSpec_IntervalMs struct {
+	// Every interval_ms from the schedule's creation (at least 1000).
+	IntervalMs int64 `protobuf:"varint,3,opt,name=interval_ms,json=intervalMs,proto3,oneof"`
+}
+
+func (*ScheduleSpec_Cron) isScheduleSpec_When() {}
+
+func (*ScheduleSpec_IntervalMs) isScheduleSpec_When() {}
+
+// A schedule and where its fires stand.
+type Schedule struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Spec   *ScheduleSpec          `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	Paused bool                   `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	// The next fire time (unset while paused).
+	NextFire *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=next_fire,json=nextFire,proto3" json:"next_fire,omitempty"`
+	// The latest fire that ran (or was queued), and its session.
+	LastFire      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_fire,json=lastFire,proto3" json:"last_fire,omitempty"`
+	LastSessionId string                 `protobuf:"bytes,5,opt,name=last_session_id,json=lastSessionId,proto3" json:"last_session_id,omitempty"`
+	// Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation.
+	Fired         int64                  `protobuf:"varint,6,opt,name=fired,proto3" json:"fired,omitempty"`
+	Skipped       int64                  `protobuf:"varint,7,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Schedule) Reset() {
+	*x = Schedule{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Schedule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Schedule) ProtoMessage() {}
+
+func (x *Schedule) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Schedule.ProtoReflect.Descriptor instead.
+func (*Schedule) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *Schedule) GetSpec() *ScheduleSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *Schedule) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Schedule) GetNextFire() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextFire
+	}
+	return nil
+}
+
+func (x *Schedule) GetLastFire() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastFire
+	}
+	return nil
+}
+
+func (x *Schedule) GetLastSessionId() string {
+	if x != nil {
+		return x.LastSessionId
+	}
+	return ""
+}
+
+func (x *Schedule) GetFired() int64 {
+	if x != nil {
+		return x.Fired
+	}
+	return 0
+}
+
+func (x *Schedule) GetSkipped() int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
+}
+
+func (x *Schedule) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+type CreateScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *ScheduleSpec          `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateScheduleRequest) Reset() {
+	*x = CreateScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateScheduleRequest) ProtoMessage() {}
+
+func (x *CreateScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateScheduleRequest.ProtoReflect.Descriptor instead.
+func (*CreateScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *CreateScheduleRequest) GetSpec() *ScheduleSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type CreateScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateScheduleResponse) Reset() {
+	*x = CreateScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateScheduleResponse) ProtoMessage() {}
+
+func (x *CreateScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateScheduleResponse.ProtoReflect.Descriptor instead.
+func (*CreateScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *CreateScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type ListSchedulesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesRequest) Reset() {
+	*x = ListSchedulesRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesRequest) ProtoMessage() {}
+
+func (x *ListSchedulesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesRequest.ProtoReflect.Descriptor instead.
+func (*ListSchedulesRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{82}
+}
+
+type ListSchedulesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedules     []*Schedule            `protobuf:"bytes,1,rep,name=schedules,proto3" json:"schedules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesResponse) Reset() {
+	*x = ListSchedulesResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesResponse) ProtoMessage() {}
+
+func (x *ListSchedulesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesResponse.ProtoReflect.Descriptor instead.
+func (*ListSchedulesResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *ListSchedulesResponse) GetSchedules() []*Schedule {
+	if x != nil {
+		return x.Schedules
+	}
+	return nil
+}
+
+type PauseScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseScheduleRequest) Reset() {
+	*x = PauseScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseScheduleRequest) ProtoMessage() {}
+
+func (x *PauseScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseScheduleRequest.ProtoReflect.Descriptor instead.
+func (*PauseScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *PauseScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type PauseScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseScheduleResponse) Reset() {
+	*x = PauseScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseScheduleResponse) ProtoMessage() {}
+
+func (x *PauseScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseScheduleResponse.ProtoReflect.Descriptor instead.
+func (*PauseScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *PauseScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type ResumeScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeScheduleRequest) Reset() {
+	*x = ResumeScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeScheduleRequest) ProtoMessage() {}
+
+func (x *ResumeScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeScheduleRequest.ProtoReflect.Descriptor instead.
+func (*ResumeScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *ResumeScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ResumeScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeScheduleResponse) Reset() {
+	*x = ResumeScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeScheduleResponse) ProtoMessage() {}
+
+func (x *ResumeScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeScheduleResponse.ProtoReflect.Descriptor instead.
+func (*ResumeScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *ResumeScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type DeleteScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleRequest) Reset() {
+	*x = DeleteScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleRequest) ProtoMessage() {}
+
+func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleRequest.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *DeleteScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeleteScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleResponse) Reset() {
+	*x = DeleteScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleResponse) ProtoMessage() {}
+
+func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleResponse.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{89}
+}
+
+type TriggerScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TriggerScheduleRequest) Reset() {
+	*x = TriggerScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TriggerScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TriggerScheduleRequest) ProtoMessage() {}
+
+func (x *TriggerScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TriggerScheduleRequest.ProtoReflect.Descriptor instead.
+func (*TriggerScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *TriggerScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type TriggerScheduleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session the fire runs in and its request id (R74): follow it with Watch.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TriggerScheduleResponse) Reset() {
+	*x = TriggerScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TriggerScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TriggerScheduleResponse) ProtoMessage() {}
+
+func (x *TriggerScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TriggerScheduleResponse.ProtoReflect.Descriptor instead.
+func (*TriggerScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{91}
+}
+
+func (x *TriggerScheduleResponse) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *TriggerScheduleResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 var File_luosho_v1_agent_proto protoreflect.FileDescriptor
 
 const file_luosho_v1_agent_proto_rawDesc = "" +
@@ -8062,7 +9071,58 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\x9b\x1b\n" +
+	"\x11_destructive_hint\"K\n" +
+	"\fScheduleCron\x12\x1e\n" +
+	"\n" +
+	"expression\x18\x01 \x01(\tR\n" +
+	"expression\x12\x1b\n" +
+	"\ttime_zone\x18\x02 \x01(\tR\btimeZone\"\xf5\x02\n" +
+	"\fScheduleSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
+	"\x04cron\x18\x02 \x01(\v2\x17.luosho.v1.ScheduleCronH\x00R\x04cron\x12!\n" +
+	"\vinterval_ms\x18\x03 \x01(\x03H\x00R\n" +
+	"intervalMs\x12*\n" +
+	"\x05agent\x18\x04 \x01(\v2\x14.luosho.v1.AgentSpecR\x05agent\x12(\n" +
+	"\x05input\x18\x05 \x03(\v2\x12.luosho.v1.MessageR\x05input\x124\n" +
+	"\aoverlap\x18\x06 \x01(\x0e2\x1a.luosho.v1.ScheduleOverlapR\aoverlap\x125\n" +
+	"\bcatch_up\x18\a \x01(\x0e2\x1a.luosho.v1.ScheduleCatchUpR\acatchUp\x124\n" +
+	"\asession\x18\b \x01(\x0e2\x1a.luosho.v1.ScheduleSessionR\asessionB\x06\n" +
+	"\x04when\"\xd4\x02\n" +
+	"\bSchedule\x12+\n" +
+	"\x04spec\x18\x01 \x01(\v2\x17.luosho.v1.ScheduleSpecR\x04spec\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\x127\n" +
+	"\tnext_fire\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bnextFire\x127\n" +
+	"\tlast_fire\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\blastFire\x12&\n" +
+	"\x0flast_session_id\x18\x05 \x01(\tR\rlastSessionId\x12\x14\n" +
+	"\x05fired\x18\x06 \x01(\x03R\x05fired\x12\x18\n" +
+	"\askipped\x18\a \x01(\x03R\askipped\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"D\n" +
+	"\x15CreateScheduleRequest\x12+\n" +
+	"\x04spec\x18\x01 \x01(\v2\x17.luosho.v1.ScheduleSpecR\x04spec\"I\n" +
+	"\x16CreateScheduleResponse\x12/\n" +
+	"\bschedule\x18\x01 \x01(\v2\x13.luosho.v1.ScheduleR\bschedule\"\x16\n" +
+	"\x14ListSchedulesRequest\"J\n" +
+	"\x15ListSchedulesResponse\x121\n" +
+	"\tschedules\x18\x01 \x03(\v2\x13.luosho.v1.ScheduleR\tschedules\"*\n" +
+	"\x14PauseScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"H\n" +
+	"\x15PauseScheduleResponse\x12/\n" +
+	"\bschedule\x18\x01 \x01(\v2\x13.luosho.v1.ScheduleR\bschedule\"+\n" +
+	"\x15ResumeScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"I\n" +
+	"\x16ResumeScheduleResponse\x12/\n" +
+	"\bschedule\x18\x01 \x01(\v2\x13.luosho.v1.ScheduleR\bschedule\"+\n" +
+	"\x15DeleteScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x18\n" +
+	"\x16DeleteScheduleResponse\",\n" +
+	"\x16TriggerScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"W\n" +
+	"\x17TriggerScheduleResponse\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId*\xd6\x1c\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -8158,7 +9218,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
 	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
-	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
+	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01\x12\"\n" +
+	"\x1dERROR_REASON_INVALID_SCHEDULE\x10\xaf\x01\x12#\n" +
+	"\x1eERROR_REASON_UNKNOWN_TIME_ZONE\x10\xb0\x01\x12!\n" +
+	"\x1cERROR_REASON_SCHEDULE_EXISTS\x10\xb1\x01\x12$\n" +
+	"\x1fERROR_REASON_SCHEDULE_NOT_FOUND\x10\xb2\x01\x12'\n" +
+	"\"ERROR_REASON_SCHEDULES_UNSUPPORTED\x10\xb3\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -8230,7 +9295,21 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1cMCP_SERVER_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cMCP_SERVER_STATE_NOT_STARTED\x10\x01\x12\x1c\n" +
 	"\x18MCP_SERVER_STATE_RUNNING\x10\x02\x12\x19\n" +
-	"\x15MCP_SERVER_STATE_DOWN\x10\x032\xda\b\n" +
+	"\x15MCP_SERVER_STATE_DOWN\x10\x03*\x88\x01\n" +
+	"\x0fScheduleOverlap\x12 \n" +
+	"\x1cSCHEDULE_OVERLAP_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15SCHEDULE_OVERLAP_SKIP\x10\x01\x12\x1c\n" +
+	"\x18SCHEDULE_OVERLAP_ENQUEUE\x10\x02\x12\x1a\n" +
+	"\x16SCHEDULE_OVERLAP_ALLOW\x10\x03*\x89\x01\n" +
+	"\x0fScheduleCatchUp\x12!\n" +
+	"\x1dSCHEDULE_CATCH_UP_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18SCHEDULE_CATCH_UP_LATEST\x10\x01\x12\x19\n" +
+	"\x15SCHEDULE_CATCH_UP_ALL\x10\x02\x12\x1a\n" +
+	"\x16SCHEDULE_CATCH_UP_NONE\x10\x03*m\n" +
+	"\x0fScheduleSession\x12 \n" +
+	"\x1cSCHEDULE_SESSION_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aSCHEDULE_SESSION_EACH_FIRE\x10\x01\x12\x18\n" +
+	"\x14SCHEDULE_SESSION_ONE\x10\x022\xe1\f\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -8247,7 +9326,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aCompare\x12\x19.luosho.v1.CompareRequest\x1a\x1a.luosho.v1.CompareResponse\x12<\n" +
 	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12U\n" +
 	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponse\x12O\n" +
-	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponseB\x1d\n" +
+	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponse\x12U\n" +
+	"\x0eCreateSchedule\x12 .luosho.v1.CreateScheduleRequest\x1a!.luosho.v1.CreateScheduleResponse\x12R\n" +
+	"\rListSchedules\x12\x1f.luosho.v1.ListSchedulesRequest\x1a .luosho.v1.ListSchedulesResponse\x12R\n" +
+	"\rPauseSchedule\x12\x1f.luosho.v1.PauseScheduleRequest\x1a .luosho.v1.PauseScheduleResponse\x12U\n" +
+	"\x0eResumeSchedule\x12 .luosho.v1.ResumeScheduleRequest\x1a!.luosho.v1.ResumeScheduleResponse\x12U\n" +
+	"\x0eDeleteSchedule\x12 .luosho.v1.DeleteScheduleRequest\x1a!.luosho.v1.DeleteScheduleResponse\x12X\n" +
+	"\x0fTriggerSchedule\x12!.luosho.v1.TriggerScheduleRequest\x1a\".luosho.v1.TriggerScheduleResponseB\x1d\n" +
 	"\rdev.luosho.v1B\n" +
 	"AgentProtoP\x01b\x06proto3"
 
@@ -8263,8 +9348,8 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 18)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -8281,254 +9366,299 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(SubmitOutcome)(0),               // 12: luosho.v1.SubmitOutcome
 	(McpTransport)(0),                // 13: luosho.v1.McpTransport
 	(McpServerState)(0),              // 14: luosho.v1.McpServerState
-	(*ToolSpec)(nil),                 // 15: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 16: luosho.v1.AgentSpec
-	(*Limits)(nil),                   // 17: luosho.v1.Limits
-	(*Budget)(nil),                   // 18: luosho.v1.Budget
-	(*SubAgent)(nil),                 // 19: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 20: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 21: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 22: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 23: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 24: luosho.v1.ToolCall
-	(*Message)(nil),                  // 25: luosho.v1.Message
-	(*Usage)(nil),                    // 26: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 27: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 28: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 29: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 30: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 31: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 32: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 33: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 34: luosho.v1.Event
-	(*RunStart)(nil),                 // 35: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 36: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 37: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 38: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 39: luosho.v1.ToolCallRequested
-	(*ToolReconcile)(nil),            // 40: luosho.v1.ToolReconcile
-	(*ToolRetry)(nil),                // 41: luosho.v1.ToolRetry
-	(*ProviderRetry)(nil),            // 42: luosho.v1.ProviderRetry
-	(*ProviderFallback)(nil),         // 43: luosho.v1.ProviderFallback
-	(*ToolResult)(nil),               // 44: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 45: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 46: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 47: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 48: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 49: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 50: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 51: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 52: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 53: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 54: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 55: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 56: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 57: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 58: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 59: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 60: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 61: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 62: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 63: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 64: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 65: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 66: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 67: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 68: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 69: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 70: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 71: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 72: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 73: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 74: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 75: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 76: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 77: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 78: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 79: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 80: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 81: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 82: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 83: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 84: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 85: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 86: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 87: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 88: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 89: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 90: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 91: luosho.v1.McpTool
-	nil,                              // 92: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 93: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 94: luosho.v1.GetSessionResponse.UsageByModelEntry
-	nil,                              // 95: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 96: google.protobuf.Timestamp
+	(ScheduleOverlap)(0),             // 15: luosho.v1.ScheduleOverlap
+	(ScheduleCatchUp)(0),             // 16: luosho.v1.ScheduleCatchUp
+	(ScheduleSession)(0),             // 17: luosho.v1.ScheduleSession
+	(*ToolSpec)(nil),                 // 18: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 19: luosho.v1.AgentSpec
+	(*Limits)(nil),                   // 20: luosho.v1.Limits
+	(*Budget)(nil),                   // 21: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 22: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 23: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 24: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 25: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 26: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 27: luosho.v1.ToolCall
+	(*Message)(nil),                  // 28: luosho.v1.Message
+	(*Usage)(nil),                    // 29: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 30: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 31: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 32: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 33: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 34: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 35: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 36: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 37: luosho.v1.Event
+	(*RunStart)(nil),                 // 38: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 39: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 40: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 41: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 42: luosho.v1.ToolCallRequested
+	(*ToolReconcile)(nil),            // 43: luosho.v1.ToolReconcile
+	(*ToolRetry)(nil),                // 44: luosho.v1.ToolRetry
+	(*ProviderRetry)(nil),            // 45: luosho.v1.ProviderRetry
+	(*ProviderFallback)(nil),         // 46: luosho.v1.ProviderFallback
+	(*ToolResult)(nil),               // 47: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 48: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 49: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 50: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 51: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 52: luosho.v1.BudgetExceeded
+	(*RunDone)(nil),                  // 53: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 54: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 55: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 56: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 57: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 58: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 59: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 60: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 61: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 62: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 63: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 64: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 65: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 66: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 67: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 68: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 69: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 70: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 71: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 72: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 73: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 74: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 75: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 76: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 77: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 78: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 79: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 80: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 81: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 82: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 83: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 84: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 85: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 86: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 87: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 88: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 89: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 90: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 91: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 92: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 93: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 94: luosho.v1.McpTool
+	(*ScheduleCron)(nil),             // 95: luosho.v1.ScheduleCron
+	(*ScheduleSpec)(nil),             // 96: luosho.v1.ScheduleSpec
+	(*Schedule)(nil),                 // 97: luosho.v1.Schedule
+	(*CreateScheduleRequest)(nil),    // 98: luosho.v1.CreateScheduleRequest
+	(*CreateScheduleResponse)(nil),   // 99: luosho.v1.CreateScheduleResponse
+	(*ListSchedulesRequest)(nil),     // 100: luosho.v1.ListSchedulesRequest
+	(*ListSchedulesResponse)(nil),    // 101: luosho.v1.ListSchedulesResponse
+	(*PauseScheduleRequest)(nil),     // 102: luosho.v1.PauseScheduleRequest
+	(*PauseScheduleResponse)(nil),    // 103: luosho.v1.PauseScheduleResponse
+	(*ResumeScheduleRequest)(nil),    // 104: luosho.v1.ResumeScheduleRequest
+	(*ResumeScheduleResponse)(nil),   // 105: luosho.v1.ResumeScheduleResponse
+	(*DeleteScheduleRequest)(nil),    // 106: luosho.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil),   // 107: luosho.v1.DeleteScheduleResponse
+	(*TriggerScheduleRequest)(nil),   // 108: luosho.v1.TriggerScheduleRequest
+	(*TriggerScheduleResponse)(nil),  // 109: luosho.v1.TriggerScheduleResponse
+	nil,                              // 110: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 111: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 112: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 113: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 114: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	15,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	18,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	21,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	19,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	17,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
-	18,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
-	18,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
-	16,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	22,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	23,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	24,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	22,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	20,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	21,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	21,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	19,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	25,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	26,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
 	5,   // 10: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
 	6,   // 11: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	22,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	25,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
 	1,   // 13: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	24,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	26,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
-	24,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	92,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	25,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	26,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	27,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	29,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	27,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	110, // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	28,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	29,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	28,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	27,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	96,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	16,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	26,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	47,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	26,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	30,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	25,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	93,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
-	30,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	96,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	96,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
-	25,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	26,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	28,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	24,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	28,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	96,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	96,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	31,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	30,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	114, // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	19,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	29,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	50,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	29,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	33,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	28,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	111, // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	33,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	114, // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	114, // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	28,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	29,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	31,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	27,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	27,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	31,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	114, // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	114, // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	7,   // 43: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	96,  // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	114, // 44: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	3,   // 45: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	29,  // 46: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	26,  // 47: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	26,  // 48: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	32,  // 46: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	29,  // 47: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	29,  // 48: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
 	3,   // 49: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 50: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	96,  // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	26,  // 53: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	96,  // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	35,  // 55: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	37,  // 56: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	38,  // 57: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	39,  // 58: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	44,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	45,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	50,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	47,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	46,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	48,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	41,  // 65: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	53,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	36,  // 67: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	49,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	40,  // 69: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	42,  // 70: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	43,  // 71: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	20,  // 72: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	114, // 51: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	50,  // 52: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	29,  // 53: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	114, // 54: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	38,  // 55: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	40,  // 56: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	41,  // 57: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	42,  // 58: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	47,  // 59: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	48,  // 60: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	53,  // 61: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	50,  // 62: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	49,  // 63: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	51,  // 64: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	44,  // 65: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	56,  // 66: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	39,  // 67: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	52,  // 68: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	43,  // 69: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	45,  // 70: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	46,  // 71: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	23,  // 72: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
 	8,   // 73: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	28,  // 74: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	25,  // 75: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	26,  // 76: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	24,  // 77: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	31,  // 74: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	28,  // 75: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	29,  // 76: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	27,  // 77: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
 	10,  // 78: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
 	9,   // 79: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	24,  // 80: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	31,  // 81: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	26,  // 82: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	27,  // 80: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	34,  // 81: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	29,  // 82: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
 	4,   // 83: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
 	3,   // 84: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 85: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	25,  // 86: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	16,  // 87: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	29,  // 85: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	28,  // 86: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	19,  // 87: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
 	11,  // 88: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	25,  // 89: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	28,  // 89: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
 	11,  // 90: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	96,  // 91: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	34,  // 92: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	16,  // 93: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 94: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	114, // 91: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	37,  // 92: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	19,  // 93: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	37,  // 94: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
 	9,   // 95: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
 	12,  // 96: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	29,  // 97: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	52,  // 98: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	65,  // 99: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	94,  // 100: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	95,  // 101: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	96,  // 102: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	96,  // 103: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	32,  // 97: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	55,  // 98: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	68,  // 99: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	112, // 100: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	113, // 101: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	114, // 102: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	114, // 103: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
 	3,   // 104: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	33,  // 105: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	16,  // 106: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	34,  // 107: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	31,  // 108: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	32,  // 109: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	25,  // 110: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	77,  // 111: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	76,  // 112: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	29,  // 113: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	82,  // 114: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	26,  // 115: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	81,  // 116: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	83,  // 117: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	36,  // 105: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	19,  // 106: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	37,  // 107: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	34,  // 108: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	35,  // 109: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	28,  // 110: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	80,  // 111: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	79,  // 112: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	32,  // 113: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	85,  // 114: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	29,  // 115: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	84,  // 116: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	86,  // 117: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
 	4,   // 118: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
 	4,   // 119: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	81,  // 120: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	81,  // 121: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	84,  // 122: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	34,  // 123: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	90,  // 124: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	84,  // 120: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	84,  // 121: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	87,  // 122: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	37,  // 123: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	93,  // 124: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
 	13,  // 125: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
 	14,  // 126: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	91,  // 127: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	26,  // 128: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	51,  // 129: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	57,  // 130: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	59,  // 131: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	61,  // 132: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	63,  // 133: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	66,  // 134: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	68,  // 135: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	70,  // 136: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	72,  // 137: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	74,  // 138: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	78,  // 139: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	80,  // 140: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	86,  // 141: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	88,  // 142: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	54,  // 143: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	56,  // 144: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	58,  // 145: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	60,  // 146: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	62,  // 147: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	64,  // 148: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	67,  // 149: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	69,  // 150: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	71,  // 151: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	73,  // 152: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	75,  // 153: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	79,  // 154: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	85,  // 155: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	87,  // 156: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	89,  // 157: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	55,  // 158: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	144, // [144:159] is the sub-list for method output_type
-	129, // [129:144] is the sub-list for method input_type
-	129, // [129:129] is the sub-list for extension type_name
-	129, // [129:129] is the sub-list for extension extendee
-	0,   // [0:129] is the sub-list for field type_name
+	94,  // 127: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	95,  // 128: luosho.v1.ScheduleSpec.cron:type_name -> luosho.v1.ScheduleCron
+	19,  // 129: luosho.v1.ScheduleSpec.agent:type_name -> luosho.v1.AgentSpec
+	28,  // 130: luosho.v1.ScheduleSpec.input:type_name -> luosho.v1.Message
+	15,  // 131: luosho.v1.ScheduleSpec.overlap:type_name -> luosho.v1.ScheduleOverlap
+	16,  // 132: luosho.v1.ScheduleSpec.catch_up:type_name -> luosho.v1.ScheduleCatchUp
+	17,  // 133: luosho.v1.ScheduleSpec.session:type_name -> luosho.v1.ScheduleSession
+	96,  // 134: luosho.v1.Schedule.spec:type_name -> luosho.v1.ScheduleSpec
+	114, // 135: luosho.v1.Schedule.next_fire:type_name -> google.protobuf.Timestamp
+	114, // 136: luosho.v1.Schedule.last_fire:type_name -> google.protobuf.Timestamp
+	114, // 137: luosho.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 138: luosho.v1.CreateScheduleRequest.spec:type_name -> luosho.v1.ScheduleSpec
+	97,  // 139: luosho.v1.CreateScheduleResponse.schedule:type_name -> luosho.v1.Schedule
+	97,  // 140: luosho.v1.ListSchedulesResponse.schedules:type_name -> luosho.v1.Schedule
+	97,  // 141: luosho.v1.PauseScheduleResponse.schedule:type_name -> luosho.v1.Schedule
+	97,  // 142: luosho.v1.ResumeScheduleResponse.schedule:type_name -> luosho.v1.Schedule
+	29,  // 143: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	54,  // 144: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	60,  // 145: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	62,  // 146: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	64,  // 147: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	66,  // 148: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	69,  // 149: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	71,  // 150: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	73,  // 151: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	75,  // 152: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	77,  // 153: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	81,  // 154: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	83,  // 155: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	89,  // 156: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	91,  // 157: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	57,  // 158: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	98,  // 159: luosho.v1.AgentService.CreateSchedule:input_type -> luosho.v1.CreateScheduleRequest
+	100, // 160: luosho.v1.AgentService.ListSchedules:input_type -> luosho.v1.ListSchedulesRequest
+	102, // 161: luosho.v1.AgentService.PauseSchedule:input_type -> luosho.v1.PauseScheduleRequest
+	104, // 162: luosho.v1.AgentService.ResumeSchedule:input_type -> luosho.v1.ResumeScheduleRequest
+	106, // 163: luosho.v1.AgentService.DeleteSchedule:input_type -> luosho.v1.DeleteScheduleRequest
+	108, // 164: luosho.v1.AgentService.TriggerSchedule:input_type -> luosho.v1.TriggerScheduleRequest
+	59,  // 165: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	61,  // 166: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	63,  // 167: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	65,  // 168: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	67,  // 169: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	70,  // 170: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	72,  // 171: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	74,  // 172: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	76,  // 173: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	78,  // 174: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	82,  // 175: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	88,  // 176: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	90,  // 177: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	92,  // 178: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	58,  // 179: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	99,  // 180: luosho.v1.AgentService.CreateSchedule:output_type -> luosho.v1.CreateScheduleResponse
+	101, // 181: luosho.v1.AgentService.ListSchedules:output_type -> luosho.v1.ListSchedulesResponse
+	103, // 182: luosho.v1.AgentService.PauseSchedule:output_type -> luosho.v1.PauseScheduleResponse
+	105, // 183: luosho.v1.AgentService.ResumeSchedule:output_type -> luosho.v1.ResumeScheduleResponse
+	107, // 184: luosho.v1.AgentService.DeleteSchedule:output_type -> luosho.v1.DeleteScheduleResponse
+	109, // 185: luosho.v1.AgentService.TriggerSchedule:output_type -> luosho.v1.TriggerScheduleResponse
+	165, // [165:186] is the sub-list for method output_type
+	144, // [144:165] is the sub-list for method input_type
+	144, // [144:144] is the sub-list for extension type_name
+	144, // [144:144] is the sub-list for extension extendee
+	0,   // [0:144] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -8566,13 +9696,17 @@ func file_luosho_v1_agent_proto_init() {
 	file_luosho_v1_agent_proto_msgTypes[67].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[76].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[78].OneofWrappers = []any{
+		(*ScheduleSpec_Cron)(nil),
+		(*ScheduleSpec_IntervalMs)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      15,
-			NumMessages:   81,
+			NumEnums:      18,
+			NumMessages:   96,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -431,6 +431,81 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_McpTool_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ScheduleCron_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ScheduleCron_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ScheduleSpec_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ScheduleSpec_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_Schedule_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_Schedule_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CreateScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CreateScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CreateScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CreateScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListSchedulesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListSchedulesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListSchedulesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListSchedulesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_PauseScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_PauseScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_PauseScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_PauseScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ResumeScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ResumeScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ResumeScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ResumeScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_DeleteScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_DeleteScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_DeleteScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_DeleteScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_TriggerScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_TriggerScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_TriggerScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_TriggerScheduleResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -757,168 +832,226 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_o" +
       "nly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030" +
       "\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destru" +
-      "ctive_hint*\233\033\n\013ErrorReason\022\034\n\030ERROR_REAS" +
-      "ON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNA" +
-      "L\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"" +
-      "\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ER" +
-      "ROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERR" +
-      "OR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_" +
-      "REASON_SESSION_EXISTS\020\006\022$\n ERROR_REASON_" +
-      "EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TO" +
-      "OL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL" +
-      "_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESS" +
-      "ION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_" +
-      "AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOO" +
-      "L_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY" +
-      "\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR" +
-      "_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON" +
-      "_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHU" +
-      "TTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RU" +
-      "NS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023" +
-      "\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ER" +
-      "ROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_" +
-      "REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPU" +
-      "T_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_" +
-      "REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020" +
-      "\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERR" +
-      "OR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_RE" +
-      "ASON_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DU" +
-      "PLICATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_" +
-      "DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF" +
-      "_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPU" +
-      "T_REQUIRED\020,\022$\n ERROR_REASON_INVALID_APP" +
-      "ROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_APPRO" +
-      "VAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_DR" +
-      "IFT_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HIS" +
-      "TORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\020" +
-      "1\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031E" +
-      "RROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REAS" +
-      "ON_INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_I" +
-      "NVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INV" +
-      "ALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_M" +
-      "ODEL\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SET" +
-      "TINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZ" +
-      "E\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:" +
-      "\022#\n\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037\n" +
-      "\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_" +
-      "REASON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REA" +
-      "SON_INVALID_STATUS\020>\022!\n\035ERROR_REASON_INV" +
-      "ALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_" +
-      "SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INVALID_" +
-      "TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_T" +
-      "OOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALI" +
-      "D_TOOL_NAME\020C\022$\n ERROR_REASON_INVALID_TO" +
-      "OL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL" +
-      "_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOU" +
-      "ND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER" +
-      "_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRI" +
-      "PTION_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGEN" +
-      "T_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON" +
-      "_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REAS" +
-      "ON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_RE" +
-      "ASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_T" +
-      "OOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASO" +
-      "N_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_U" +
-      "NKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKN" +
-      "OWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_T" +
-      "OOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETEN" +
-      "TION\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d" +
-      "\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE\020" +
-      "e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERR" +
-      "OR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_" +
-      "REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASO" +
-      "N_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON" +
-      "_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_IN" +
-      "VALID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_IN" +
-      "VALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INV" +
-      "ALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASO" +
-      "N_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_IN" +
-      "VALID_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_N" +
-      "EWEST_FIRST\020p\022+\n\'ERROR_REASON_INVALID_IN" +
-      "CLUDE_TOTAL_SIZE\020q\022$\n ERROR_REASON_RECON" +
-      "CILE_NOT_ASKED\020x\022*\n&ERROR_REASON_INVALID" +
-      "_RECONCILE_OUTCOME\020y\022\037\n\033ERROR_REASON_INV" +
-      "ALID_LIMITS\020}\022)\n%ERROR_REASON_COST_LIMIT" +
-      "_WITHOUT_PRICE\020~\022)\n$ERROR_REASON_INVALID",
-      "_COSTLIEST_FIRST\020\202\001\022\'\n\"ERROR_REASON_INVA" +
-      "LID_OUTPUT_SCHEMA\020\226\001\022!\n\034ERROR_REASON_ANS" +
-      "WER_REQUIRED\020\233\001\022$\n\037ERROR_REASON_ANSWER_N" +
-      "OT_ALLOWED\020\234\001\022)\n$ERROR_REASON_INVALID_FA" +
-      "LLBACK_MODELS\020\221\001*_\n\004Role\022\024\n\020ROLE_UNSPECI" +
-      "FIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022" +
-      "\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Ag" +
-      "entDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNS" +
-      "PECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022" +
-      "\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_D" +
-      "RIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatu" +
-      "s\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035" +
-      "CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECK" +
-      "POINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHEC" +
-      "KPOINT_STATUS_FINISHED\020\003*\214\002\n\014FinishReaso" +
-      "n\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINI" +
-      "SH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_ST" +
-      "EPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINI" +
-      "SH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_" +
-      "REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASO" +
-      "N_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_REASON_O" +
-      "UTPUT_INVALID\020\007*\177\n\nMcpRetryOn\022\034\n\030MCP_RET" +
-      "RY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIME" +
-      "OUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027M" +
-      "CP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022" +
-      "\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APP" +
-      "ROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*e\n" +
-      "\014ApprovalKind\022\035\n\031APPROVAL_KIND_UNSPECIFI" +
-      "ED\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026APPR" +
-      "OVAL_KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RUN_M" +
-      "ODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021R" +
-      "UN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*" +
-      "\223\001\n\020ReconcileOutcome\022!\n\035RECONCILE_OUTCOM" +
-      "E_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DON" +
-      "E\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035" +
-      "\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExe" +
-      "cutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024" +
-      "TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_" +
-      "DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIE" +
-      "D\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUE" +
-      "UE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_R" +
-      "OLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUT" +
-      "COME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACC" +
-      "EPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n" +
-      "\014McpTransport\022\035\n\031MCP_TRANSPORT_UNSPECIFI" +
-      "ED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRA" +
-      "NSPORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_" +
-      "SERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER" +
-      "_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE" +
-      "_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010" +
-      "\n\014AgentService\022B\n\007Execute\022\031.luosho.v1.Ex" +
-      "ecuteRequest\032\032.luosho.v1.ExecuteResponse" +
-      "0\001\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031" +
-      ".luosho.v1.ResumeResponse0\001\022[\n\020SubmitToo" +
-      "lResult\022\".luosho.v1.SubmitToolResultRequ" +
-      "est\032#.luosho.v1.SubmitToolResultResponse" +
-      "\022=\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031.l" +
-      "uosho.v1.CancelResponse\022I\n\nGetSession\022\034." +
-      "luosho.v1.GetSessionRequest\032\035.luosho.v1." +
-      "GetSessionResponse\022O\n\014ListSessions\022\036.luo" +
-      "sho.v1.ListSessionsRequest\032\037.luosho.v1.L" +
-      "istSessionsResponse\022R\n\rDeleteSession\022\037.l" +
-      "uosho.v1.DeleteSessionRequest\032 .luosho.v" +
-      "1.DeleteSessionResponse\022B\n\007Resolve\022\031.luo" +
-      "sho.v1.ResolveRequest\032\032.luosho.v1.Resolv" +
-      "eResponse0\001\022R\n\rListApprovals\022\037.luosho.v1" +
-      ".ListApprovalsRequest\032 .luosho.v1.ListAp" +
-      "provalsResponse\022@\n\007History\022\031.luosho.v1.H" +
-      "istoryRequest\032\032.luosho.v1.HistoryRespons" +
-      "e\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luos" +
-      "ho.v1.ForkResponse\022@\n\007Compare\022\031.luosho.v" +
-      "1.CompareRequest\032\032.luosho.v1.CompareResp" +
-      "onse\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030" +
-      ".luosho.v1.WatchResponse0\001\022U\n\016ListMcpSer" +
-      "vers\022 .luosho.v1.ListMcpServersRequest\032!" +
-      ".luosho.v1.ListMcpServersResponse\022O\n\014Deq" +
-      "ueueInput\022\036.luosho.v1.DequeueInputReques" +
-      "t\032\037.luosho.v1.DequeueInputResponseB\035\n\rde" +
-      "v.luosho.v1B\nAgentProtoP\001b\006proto3"
+      "ctive_hint\"5\n\014ScheduleCron\022\022\n\nexpression" +
+      "\030\001 \001(\t\022\021\n\ttime_zone\030\002 \001(\t\"\264\002\n\014ScheduleSp" +
+      "ec\022\014\n\004name\030\001 \001(\t\022\'\n\004cron\030\002 \001(\0132\027.luosho." +
+      "v1.ScheduleCronH\000\022\025\n\013interval_ms\030\003 \001(\003H\000" +
+      "\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022!\n" +
+      "\005input\030\005 \003(\0132\022.luosho.v1.Message\022+\n\007over" +
+      "lap\030\006 \001(\0162\032.luosho.v1.ScheduleOverlap\022,\n" +
+      "\010catch_up\030\007 \001(\0162\032.luosho.v1.ScheduleCatc" +
+      "hUp\022+\n\007session\030\010 \001(\0162\032.luosho.v1.Schedul" +
+      "eSessionB\006\n\004when\"\210\002\n\010Schedule\022%\n\004spec\030\001 " +
+      "\001(\0132\027.luosho.v1.ScheduleSpec\022\016\n\006paused\030\002" +
+      " \001(\010\022-\n\tnext_fire\030\003 \001(\0132\032.google.protobu" +
+      "f.Timestamp\022-\n\tlast_fire\030\004 \001(\0132\032.google." +
+      "protobuf.Timestamp\022\027\n\017last_session_id\030\005 " +
+      "\001(\t\022\r\n\005fired\030\006 \001(\003\022\017\n\007skipped\030\007 \001(\003\022.\n\nc" +
+      "reated_at\030\010 \001(\0132\032.google.protobuf.Timest" +
+      "amp\">\n\025CreateScheduleRequest\022%\n\004spec\030\001 \001" +
+      "(\0132\027.luosho.v1.ScheduleSpec\"?\n\026CreateSch" +
+      "eduleResponse\022%\n\010schedule\030\001 \001(\0132\023.luosho" +
+      ".v1.Schedule\"\026\n\024ListSchedulesRequest\"?\n\025" +
+      "ListSchedulesResponse\022&\n\tschedules\030\001 \003(\013" +
+      "2\023.luosho.v1.Schedule\"$\n\024PauseScheduleRe" +
+      "quest\022\014\n\004name\030\001 \001(\t\">\n\025PauseScheduleResp" +
+      "onse\022%\n\010schedule\030\001 \001(\0132\023.luosho.v1.Sched" +
+      "ule\"%\n\025ResumeScheduleRequest\022\014\n\004name\030\001 \001" +
+      "(\t\"?\n\026ResumeScheduleResponse\022%\n\010schedule" +
+      "\030\001 \001(\0132\023.luosho.v1.Schedule\"%\n\025DeleteSch" +
+      "eduleRequest\022\014\n\004name\030\001 \001(\t\"\030\n\026DeleteSche" +
+      "duleResponse\"&\n\026TriggerScheduleRequest\022\014" +
+      "\n\004name\030\001 \001(\t\"A\n\027TriggerScheduleResponse\022" +
+      "\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(\t*" +
+      "\326\034\n\013ErrorReason\022\034\n\030ERROR_REASON_UNSPECIF" +
+      "IED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n\035ERRO" +
+      "R_REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REA" +
+      "SON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_REASON_" +
+      "CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR_REASON_A" +
+      "PPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_REASON_SESS" +
+      "ION_EXISTS\020\006\022$\n ERROR_REASON_EVENTS_OUT_" +
+      "OF_RANGE\020\007\022$\n ERROR_REASON_TOOL_CALL_NOT" +
+      "_FOUND\020\010\022&\n\"ERROR_REASON_TOOL_CALL_NOT_P" +
+      "ENDING\020\t\022*\n&ERROR_REASON_SESSION_AWAITIN" +
+      "G_APPROVAL\020\n\022\034\n\030ERROR_REASON_AGENT_DRIFT" +
+      "\020\013\022$\n ERROR_REASON_RESUME_TOOL_MISSING\020\014" +
+      "\022\035\n\031ERROR_REASON_SESSION_BUSY\020\r\022\033\n\027ERROR" +
+      "_REASON_LEASE_LOST\020\016\022\037\n\033ERROR_REASON_PRO" +
+      "VIDER_ERROR\020\017\022\"\n\036ERROR_REASON_PROVIDER_R" +
+      "EJECTED\020\020\022\036\n\032ERROR_REASON_SHUTTING_DOWN\020" +
+      "\021\022\036\n\032ERROR_REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERR" +
+      "OR_REASON_DAEMON_OVERLOADED\020\023\022 \n\034ERROR_R" +
+      "EASON_UNAUTHENTICATED\020\024\022\"\n\036ERROR_REASON_" +
+      "STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_REASON_STOR" +
+      "E_FULL\020\026\022\037\n\033ERROR_REASON_INPUT_DEQUEUED\020" +
+      "\027\022\"\n\036ERROR_REASON_REQUEST_ID_REUSED\020\030\022\037\n" +
+      "\033ERROR_REASON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_" +
+      "REASON_TOKEN_INVALID\020\032\022!\n\035ERROR_REASON_R" +
+      "OLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_REASON_AGENT_" +
+      "REQUIRED\020(\022(\n$ERROR_REASON_DUPLICATE_SUB" +
+      "AGENT_NAME\020)\022$\n ERROR_REASON_DUPLICATE_T" +
+      "OOL_NAME\020*\022$\n ERROR_REASON_IF_BUSY_UNSUP" +
+      "PORTED\020+\022\037\n\033ERROR_REASON_INPUT_REQUIRED\020" +
+      ",\022$\n ERROR_REASON_INVALID_APPROVAL_ID\020-\022" +
+      ")\n%ERROR_REASON_INVALID_APPROVAL_TIMEOUT" +
+      "\020.\022%\n!ERROR_REASON_INVALID_DRIFT_POLICY\020" +
+      "/\022&\n\"ERROR_REASON_INVALID_HISTORY_LIMIT\020" +
+      "0\022\033\n\027ERROR_REASON_INVALID_ID\0201\022 \n\034ERROR_" +
+      "REASON_INVALID_IF_BUSY\0202\022\035\n\031ERROR_REASON" +
+      "_INVALID_JSON\0203\022\"\n\036ERROR_REASON_INVALID_" +
+      "MAX_STEPS\0204\022$\n ERROR_REASON_INVALID_MCP_" +
+      "SERVERS\0205\022 \n\034ERROR_REASON_INVALID_MESSAG" +
+      "E\0206\022\036\n\032ERROR_REASON_INVALID_MODEL\0207\022\'\n#E" +
+      "RROR_REASON_INVALID_MODEL_SETTINGS\0208\022\"\n\036" +
+      "ERROR_REASON_INVALID_PAGE_SIZE\0209\022#\n\037ERRO" +
+      "R_REASON_INVALID_PAGE_TOKEN\020:\022#\n\037ERROR_R" +
+      "EASON_INVALID_REQUEST_ID\020;\022\037\n\033ERROR_REAS" +
+      "ON_INVALID_SCRIPT\020<\022#\n\037ERROR_REASON_INVA" +
+      "LID_SESSION_ID\020=\022\037\n\033ERROR_REASON_INVALID" +
+      "_STATUS\020>\022!\n\035ERROR_REASON_INVALID_SUBAGE" +
+      "NT\020?\022&\n\"ERROR_REASON_INVALID_SUBAGENT_NA" +
+      "ME\020@\022%\n!ERROR_REASON_INVALID_TOOL_CALL_I" +
+      "D\020A\022)\n%ERROR_REASON_INVALID_TOOL_CONCURR" +
+      "ENCY\020B\022\"\n\036ERROR_REASON_INVALID_TOOL_NAME" +
+      "\020C\022$\n ERROR_REASON_INVALID_TOOL_SCHEMA\020D" +
+      "\022%\n!ERROR_REASON_INVALID_TOOL_TIMEOUT\020E\022",
+      " \n\034ERROR_REASON_MODEL_NOT_FOUND\020F\022*\n&ERR" +
+      "OR_REASON_SUBAGENT_DEPTH_OVER_LIMIT\020G\022.\n" +
+      "*ERROR_REASON_SUBAGENT_DESCRIPTION_REQUI" +
+      "RED\020H\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTI" +
+      "ON_TOO_LONG\020I\022(\n$ERROR_REASON_SUBAGENT_S" +
+      "PEC_TOO_LARGE\020J\022(\n$ERROR_REASON_SUBAGENT" +
+      "_TASK_NOT_FOUND\020K\022 \n\034ERROR_REASON_TASK_T" +
+      "OOL_CLASH\020L\022)\n%ERROR_REASON_TOOL_RESULT_" +
+      "OUT_OF_ORDER\020M\022#\n\037ERROR_REASON_TOO_MANY_" +
+      "SUBAGENTS\020N\022#\n\037ERROR_REASON_UNKNOWN_MCP_" +
+      "SERVER\020O\022!\n\035ERROR_REASON_UNKNOWN_PROVIDE" +
+      "R\020P\022\"\n\036ERROR_REASON_UNKNOWN_TOOL_CALL\020Q\022" +
+      "\"\n\036ERROR_REASON_INVALID_RETENTION\020R\022 \n\034E" +
+      "RROR_REASON_INVALID_REQUEST\020d\022\'\n#ERROR_R" +
+      "EASON_UNSUPPORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_" +
+      "REASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_REASON_M" +
+      "ETHOD_NOT_ALLOWED\020g\022!\n\035ERROR_REASON_HOST" +
+      "_NOT_ALLOWED\020h\022%\n!ERROR_REASON_CSRF_ORIG" +
+      "IN_MISMATCH\020i\022#\n\037ERROR_REASON_CSRF_TOKEN" +
+      "_INVALID\020j\022&\n\"ERROR_REASON_INVALID_LAST_" +
+      "EVENT_ID\020k\022%\n!ERROR_REASON_INVALID_KEEP_" +
+      "HISTORY\020l\022+\n\'ERROR_REASON_INVALID_INCLUD" +
+      "E_CHECKPOINT\020m\022\"\n\036ERROR_REASON_INVALID_A" +
+      "FTER_SEQ\020n\022\037\n\033ERROR_REASON_INVALID_FOLLO" +
+      "W\020o\022%\n!ERROR_REASON_INVALID_NEWEST_FIRST" +
+      "\020p\022+\n\'ERROR_REASON_INVALID_INCLUDE_TOTAL" +
+      "_SIZE\020q\022$\n ERROR_REASON_RECONCILE_NOT_AS" +
+      "KED\020x\022*\n&ERROR_REASON_INVALID_RECONCILE_" +
+      "OUTCOME\020y\022\037\n\033ERROR_REASON_INVALID_LIMITS" +
+      "\020}\022)\n%ERROR_REASON_COST_LIMIT_WITHOUT_PR" +
+      "ICE\020~\022)\n$ERROR_REASON_INVALID_COSTLIEST_" +
+      "FIRST\020\202\001\022\'\n\"ERROR_REASON_INVALID_OUTPUT_" +
+      "SCHEMA\020\226\001\022!\n\034ERROR_REASON_ANSWER_REQUIRE" +
+      "D\020\233\001\022$\n\037ERROR_REASON_ANSWER_NOT_ALLOWED\020" +
+      "\234\001\022)\n$ERROR_REASON_INVALID_FALLBACK_MODE" +
+      "LS\020\221\001\022\"\n\035ERROR_REASON_INVALID_SCHEDULE\020\257" +
+      "\001\022#\n\036ERROR_REASON_UNKNOWN_TIME_ZONE\020\260\001\022!" +
+      "\n\034ERROR_REASON_SCHEDULE_EXISTS\020\261\001\022$\n\037ERR" +
+      "OR_REASON_SCHEDULE_NOT_FOUND\020\262\001\022\'\n\"ERROR" +
+      "_REASON_SCHEDULES_UNSUPPORTED\020\263\001*_\n\004Role" +
+      "\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022" +
+      "\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tRO" +
+      "LE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_" +
+      "DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIF" +
+      "T_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ER" +
+      "ROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n" +
+      "\020CheckpointStatus\022!\n\035CHECKPOINT_STATUS_U" +
+      "NSPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PRO" +
+      "GRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_AP" +
+      "PROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003" +
+      "*\214\002\n\014FinishReason\022\035\n\031FINISH_REASON_UNSPE" +
+      "CIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINI" +
+      "SH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_A" +
+      "BORTED\020\003\022#\n\037FINISH_REASON_AWAITING_APPRO" +
+      "VAL\020\004\022!\n\035FINISH_REASON_BUDGET_EXCEEDED\020\005" +
+      "\022#\n\037FINISH_REASON_DEADLINE_EXCEEDED\020\006\022 \n" +
+      "\034FINISH_REASON_OUTPUT_INVALID\020\007*\177\n\nMcpRe" +
+      "tryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024M" +
+      "CP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UN" +
+      "AVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003" +
+      "*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_UNSPECIF" +
+      "IED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPR" +
+      "OVAL_UNGATE\020\002*e\n\014ApprovalKind\022\035\n\031APPROVA" +
+      "L_KIND_UNSPECIFIED\020\000\022\032\n\026APPROVAL_KIND_AP" +
+      "PROVAL\020\001\022\032\n\026APPROVAL_KIND_QUESTION\020\002*a\n\007" +
+      "RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN" +
+      "_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RU" +
+      "N_MODE_RESUME\020\003*\223\001\n\020ReconcileOutcome\022!\n\035" +
+      "RECONCILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026RECON" +
+      "CILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE_OUTCOME" +
+      "_NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTCOME_UNKN" +
+      "OWN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_U" +
+      "NSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030" +
+      "\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF" +
+      "_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022" +
+      "\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUP" +
+      "T\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitOutco" +
+      "me\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SU" +
+      "BMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOM" +
+      "E_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MCP_TRA" +
+      "NSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPORT_ST" +
+      "DIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016McpSer" +
+      "verState\022 \n\034MCP_SERVER_STATE_UNSPECIFIED" +
+      "\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020\001\022\034\n\030" +
+      "MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SERVER" +
+      "_STATE_DOWN\020\003*\210\001\n\017ScheduleOverlap\022 \n\034SCH" +
+      "EDULE_OVERLAP_UNSPECIFIED\020\000\022\031\n\025SCHEDULE_" +
+      "OVERLAP_SKIP\020\001\022\034\n\030SCHEDULE_OVERLAP_ENQUE" +
+      "UE\020\002\022\032\n\026SCHEDULE_OVERLAP_ALLOW\020\003*\211\001\n\017Sch" +
+      "eduleCatchUp\022!\n\035SCHEDULE_CATCH_UP_UNSPEC" +
+      "IFIED\020\000\022\034\n\030SCHEDULE_CATCH_UP_LATEST\020\001\022\031\n" +
+      "\025SCHEDULE_CATCH_UP_ALL\020\002\022\032\n\026SCHEDULE_CAT" +
+      "CH_UP_NONE\020\003*m\n\017ScheduleSession\022 \n\034SCHED" +
+      "ULE_SESSION_UNSPECIFIED\020\000\022\036\n\032SCHEDULE_SE" +
+      "SSION_EACH_FIRE\020\001\022\030\n\024SCHEDULE_SESSION_ON" +
+      "E\020\0022\341\014\n\014AgentService\022B\n\007Execute\022\031.luosho" +
+      ".v1.ExecuteRequest\032\032.luosho.v1.ExecuteRe" +
+      "sponse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReq" +
+      "uest\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Sub" +
+      "mitToolResult\022\".luosho.v1.SubmitToolResu" +
+      "ltRequest\032#.luosho.v1.SubmitToolResultRe" +
+      "sponse\022=\n\006Cancel\022\030.luosho.v1.CancelReque" +
+      "st\032\031.luosho.v1.CancelResponse\022I\n\nGetSess" +
+      "ion\022\034.luosho.v1.GetSessionRequest\032\035.luos" +
+      "ho.v1.GetSessionResponse\022O\n\014ListSessions" +
+      "\022\036.luosho.v1.ListSessionsRequest\032\037.luosh" +
+      "o.v1.ListSessionsResponse\022R\n\rDeleteSessi" +
+      "on\022\037.luosho.v1.DeleteSessionRequest\032 .lu" +
+      "osho.v1.DeleteSessionResponse\022B\n\007Resolve" +
+      "\022\031.luosho.v1.ResolveRequest\032\032.luosho.v1." +
+      "ResolveResponse0\001\022R\n\rListApprovals\022\037.luo" +
+      "sho.v1.ListApprovalsRequest\032 .luosho.v1." +
+      "ListApprovalsResponse\022@\n\007History\022\031.luosh" +
+      "o.v1.HistoryRequest\032\032.luosho.v1.HistoryR" +
+      "esponse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032" +
+      "\027.luosho.v1.ForkResponse\022@\n\007Compare\022\031.lu" +
+      "osho.v1.CompareRequest\032\032.luosho.v1.Compa" +
+      "reResponse\022<\n\005Watch\022\027.luosho.v1.WatchReq" +
+      "uest\032\030.luosho.v1.WatchResponse0\001\022U\n\016List" +
+      "McpServers\022 .luosho.v1.ListMcpServersReq" +
+      "uest\032!.luosho.v1.ListMcpServersResponse\022" +
+      "O\n\014DequeueInput\022\036.luosho.v1.DequeueInput" +
+      "Request\032\037.luosho.v1.DequeueInputResponse" +
+      "\022U\n\016CreateSchedule\022 .luosho.v1.CreateSch" +
+      "eduleRequest\032!.luosho.v1.CreateScheduleR" +
+      "esponse\022R\n\rListSchedules\022\037.luosho.v1.Lis" +
+      "tSchedulesRequest\032 .luosho.v1.ListSchedu" +
+      "lesResponse\022R\n\rPauseSchedule\022\037.luosho.v1" +
+      ".PauseScheduleRequest\032 .luosho.v1.PauseS" +
+      "cheduleResponse\022U\n\016ResumeSchedule\022 .luos" +
+      "ho.v1.ResumeScheduleRequest\032!.luosho.v1." +
+      "ResumeScheduleResponse\022U\n\016DeleteSchedule" +
+      "\022 .luosho.v1.DeleteScheduleRequest\032!.luo" +
+      "sho.v1.DeleteScheduleResponse\022X\n\017Trigger" +
+      "Schedule\022!.luosho.v1.TriggerScheduleRequ" +
+      "est\032\".luosho.v1.TriggerScheduleResponseB" +
+      "\035\n\rdev.luosho.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -1411,6 +1544,96 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,
         new java.lang.String[] { "Name", "Description", "InputSchemaJson", "ReadOnlyHint", "DestructiveHint", });
+    internal_static_luosho_v1_ScheduleCron_descriptor =
+      getDescriptor().getMessageType(77);
+    internal_static_luosho_v1_ScheduleCron_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ScheduleCron_descriptor,
+        new java.lang.String[] { "Expression", "TimeZone", });
+    internal_static_luosho_v1_ScheduleSpec_descriptor =
+      getDescriptor().getMessageType(78);
+    internal_static_luosho_v1_ScheduleSpec_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ScheduleSpec_descriptor,
+        new java.lang.String[] { "Name", "Cron", "IntervalMs", "Agent", "Input", "Overlap", "CatchUp", "Session", "When", });
+    internal_static_luosho_v1_Schedule_descriptor =
+      getDescriptor().getMessageType(79);
+    internal_static_luosho_v1_Schedule_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_Schedule_descriptor,
+        new java.lang.String[] { "Spec", "Paused", "NextFire", "LastFire", "LastSessionId", "Fired", "Skipped", "CreatedAt", });
+    internal_static_luosho_v1_CreateScheduleRequest_descriptor =
+      getDescriptor().getMessageType(80);
+    internal_static_luosho_v1_CreateScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CreateScheduleRequest_descriptor,
+        new java.lang.String[] { "Spec", });
+    internal_static_luosho_v1_CreateScheduleResponse_descriptor =
+      getDescriptor().getMessageType(81);
+    internal_static_luosho_v1_CreateScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CreateScheduleResponse_descriptor,
+        new java.lang.String[] { "Schedule", });
+    internal_static_luosho_v1_ListSchedulesRequest_descriptor =
+      getDescriptor().getMessageType(82);
+    internal_static_luosho_v1_ListSchedulesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListSchedulesRequest_descriptor,
+        new java.lang.String[] { });
+    internal_static_luosho_v1_ListSchedulesResponse_descriptor =
+      getDescriptor().getMessageType(83);
+    internal_static_luosho_v1_ListSchedulesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListSchedulesResponse_descriptor,
+        new java.lang.String[] { "Schedules", });
+    internal_static_luosho_v1_PauseScheduleRequest_descriptor =
+      getDescriptor().getMessageType(84);
+    internal_static_luosho_v1_PauseScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_PauseScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_PauseScheduleResponse_descriptor =
+      getDescriptor().getMessageType(85);
+    internal_static_luosho_v1_PauseScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_PauseScheduleResponse_descriptor,
+        new java.lang.String[] { "Schedule", });
+    internal_static_luosho_v1_ResumeScheduleRequest_descriptor =
+      getDescriptor().getMessageType(86);
+    internal_static_luosho_v1_ResumeScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ResumeScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_ResumeScheduleResponse_descriptor =
+      getDescriptor().getMessageType(87);
+    internal_static_luosho_v1_ResumeScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ResumeScheduleResponse_descriptor,
+        new java.lang.String[] { "Schedule", });
+    internal_static_luosho_v1_DeleteScheduleRequest_descriptor =
+      getDescriptor().getMessageType(88);
+    internal_static_luosho_v1_DeleteScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_DeleteScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_DeleteScheduleResponse_descriptor =
+      getDescriptor().getMessageType(89);
+    internal_static_luosho_v1_DeleteScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_DeleteScheduleResponse_descriptor,
+        new java.lang.String[] { });
+    internal_static_luosho_v1_TriggerScheduleRequest_descriptor =
+      getDescriptor().getMessageType(90);
+    internal_static_luosho_v1_TriggerScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_TriggerScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_TriggerScheduleResponse_descriptor =
+      getDescriptor().getMessageType(91);
+    internal_static_luosho_v1_TriggerScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_TriggerScheduleResponse_descriptor,
+        new java.lang.String[] { "SessionId", "RequestId", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
   }
