@@ -715,3 +715,38 @@ async def test_every_page_fits_every_width_in_every_state(
     await asyncio.sleep(0.5)
     cp = await console.app.get("refund-1")
     assert cp.status == pb.CHECKPOINT_STATUS_IN_PROGRESS  # the app's next Resume runs refund
+
+
+async def test_r87_the_schedules_page_pauses_resumes_and_triggers(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
+    console = await make_console()
+    spec = pb.ScheduleSpec(
+        name="daily-report",
+        cron=pb.ScheduleCron(expression="0 9 * * 1-5", time_zone="Europe/Berlin"),
+        agent=agent([{"text": "Report sent."}], [], model="scripted:report"),
+        input=[pb.Message(role=pb.ROLE_USER, content="Write today's report.")],
+    )
+    await console.app.stub.CreateSchedule(pb.CreateScheduleRequest(spec=spec))
+    b = await open_browser(console)
+    await b.goto("/#/schedules")
+    row = b.page.locator('#schedules tr[data-schedule="daily-report"]')
+    await row.wait_for()
+    assert "0 9 * * 1-5 (Europe/Berlin)" in await row.inner_text()
+    await row.locator("button.pause").click()
+    await b.page.locator(
+        '#schedules tr[data-schedule="daily-report"][data-paused="true"]'
+    ).wait_for()
+    assert (await console.app.stub.ListSchedules(pb.ListSchedulesRequest())).schedules[0].paused
+    await b.page.locator('#schedules tr[data-schedule="daily-report"] button.resume').click()
+    await b.page.locator(
+        '#schedules tr[data-schedule="daily-report"][data-paused="false"]'
+    ).wait_for()
+    await b.page.locator('#schedules tr[data-schedule="daily-report"] button.trigger').click()
+    fired = b.page.locator("#schedules-outcome .result a")
+    await fired.wait_for()
+    sid = await fired.inner_text()
+    assert sid.startswith("schedule:daily-report:")
+    await b.shot("schedules")
+    await fired.click()
+    await b.page.locator("#events li[data-type='run.done']").wait_for()
