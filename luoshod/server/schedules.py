@@ -85,8 +85,8 @@ def _invalid(message: str, name: str) -> InvalidArgument:
 def stamp(t: float) -> str:
     """A fire time in ids: UTC, to the second (``20261205T093000Z``), with milliseconds
     when it has any (a trigger's)."""
-    d = datetime.fromtimestamp(t, UTC)
-    ms = round(t * 1000) % 1000
+    seconds, ms = divmod(round(t * 1000), 1000)
+    d = datetime.fromtimestamp(seconds, UTC)
     return d.strftime("%Y%m%dT%H%M%S") + (f".{ms:03d}" if ms else "") + "Z"
 
 
@@ -164,7 +164,7 @@ def next_fire(spec: pb.ScheduleSpec, after: float, anchor: float) -> float:
     An interval counts from ``anchor``; a cron expression is read in its time zone."""
     if spec.WhichOneof("when") == "interval_ms":
         every = spec.interval_ms / 1000
-        return anchor + (math.floor((after - anchor) / every) + 1) * every
+        return round(anchor + (math.floor((after - anchor) / every) + 1) * every, 3)
     zone = time_zone(spec.cron.time_zone, spec.name)
     local = datetime.fromtimestamp(after, zone)
     return next(CronSim(spec.cron.expression, local)).timestamp()
@@ -399,6 +399,9 @@ class Scheduler:
             self._nudged.clear()
             try:
                 wait = await self.tick()
+            except StoreError as e:  # the store is down: said once a pass, no traceback
+                log.warning("schedules not looked at (%s); the next pass tries again", e)
+                wait = self.max_wait_s
             except Exception:  # noqa: BLE001 - logged; the next pass tries again
                 log.exception("schedules pass failed")
                 wait = self.max_wait_s
@@ -436,27 +439,45 @@ class Scheduler:
             return True
         return bool(await self.store.queued_inputs(sid))
 
+    def _due(self, state: State, now: float) -> tuple[list[float], int, float]:
+        """The fires of ``state`` due by ``now`` that run (by the catch-up policy), how
+        many are skipped, and the next fire time after them. The missed fires a policy
+        skips are counted, not listed: an interval's in one step, however long every
+        daemon was down."""
+        policy, spec = state.spec.catch_up, state.spec
+        cutoff = now - self.late_s
+        running: list[float] = []
+        skipped, last_missed = 0, None
+        t = state.next_fire
+        while t <= now and len(running) < MAX_FIRES_PER_PASS:
+            if t < cutoff and policy != pb.SCHEDULE_CATCH_UP_ALL:
+                if spec.WhichOneof("when") == "interval_ms":
+                    every, anchor = spec.interval_ms / 1000, state.anchor
+                    first = round((t - anchor) / every)
+                    after = max(first + 1, math.ceil((cutoff - anchor) / every))
+                    skipped += after - first - 1 + (last_missed is not None)  # [t, cutoff)
+                    last_missed = round(anchor + (after - 1) * every, 3)
+                    t = round(anchor + after * every, 3)
+                    continue
+                skipped += last_missed is not None
+                last_missed = t
+            else:
+                running.append(t)
+            t = next_fire(spec, t, state.anchor)
+        if last_missed is not None:
+            if policy == pb.SCHEDULE_CATCH_UP_LATEST and not running:
+                running.append(last_missed)
+            else:
+                skipped += 1
+        return running, skipped, t
+
     async def _claim(self, record: StoredSchedule, state: State, now: float) -> State:
         """Claim the fires of ``state`` due by ``now`` (compare-and-set), then queue those
         that run. Returns the state as stored after (another daemon's, if it came first)."""
-        due: list[float] = []
-        t = state.next_fire
-        while t <= now and len(due) < MAX_FIRES_PER_PASS:
-            due.append(t)
-            t = next_fire(state.spec, t, state.anchor)
-        missed = [d for d in due if d < now - self.late_s]
-        on_time = due[len(missed) :]
-        policy = state.spec.catch_up
-        if policy == pb.SCHEDULE_CATCH_UP_ALL:
-            running = due
-        elif policy == pb.SCHEDULE_CATCH_UP_LATEST and missed and not on_time:
-            running = missed[-1:]
-        else:
-            running = on_time
+        running, skipped, t = self._due(state, now)
         one = state.spec.session == pb.SCHEDULE_SESSION_ONE
         active = await self._active(f"schedule:{state.spec.name}" if one else state.last_session)
         fires: list[Fire] = []
-        skipped = len(due) - len(running)
         for d in running:
             if active and state.spec.overlap == pb.SCHEDULE_OVERLAP_SKIP:
                 skipped += 1

@@ -460,3 +460,24 @@ async def test_r87_a_store_without_schedules_refuses_them_by_name(tmp_path: Path
         await h.close()
     finally:
         await daemon.stop()
+
+
+async def test_r87_a_long_outage_of_a_one_second_schedule_runs_one_fire_and_counts_the_rest(
+    h: Harness,
+) -> None:
+    clock = moved(h)
+    made = await h.stub.CreateSchedule(
+        pb.CreateScheduleRequest(spec=spec(interval_ms=1000, catch_up=pb.SCHEDULE_CATCH_UP_LATEST))
+    )
+    first = made.schedule.next_fire.ToSeconds()
+    h.daemon.service.schedules.late_s = 0.5  # every fire but the very last is missed
+    await step(h, clock, 30 * DAY)  # a month down: 2.6 million fires missed
+    await all_finished(h, "schedule:n:", 1)
+    shown = await schedule(h)
+    assert shown.fired == 1
+    latest = shown.last_fire.ToSeconds()
+    assert shown.skipped == latest - first  # every other fire up to the latest
+    assert [s.session_id for s in await sessions(h, "schedule:n:")] == [
+        f"schedule:n:{stamp(latest)}"
+    ]
+    assert shown.next_fire.ToSeconds() == latest + 1
