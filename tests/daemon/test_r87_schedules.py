@@ -347,7 +347,7 @@ async def pending_call(h: Harness, sid: str) -> str:
     return found[0]
 
 
-@pytest.mark.parametrize("overlap", ["skip", "enqueue", "allow"])
+@pytest.mark.parametrize("overlap", ["skip", "enqueue", "allow", "each-fire-skip"])
 async def test_r87_a_fire_while_the_previous_runs_follows_the_overlap_policy(
     h: Harness, overlap: str
 ) -> None:
@@ -356,33 +356,42 @@ async def test_r87_a_fire_while_the_previous_runs_follows_the_overlap_policy(
         "skip": pb.SCHEDULE_OVERLAP_SKIP,
         "enqueue": pb.SCHEDULE_OVERLAP_ENQUEUE,
         "allow": pb.SCHEDULE_OVERLAP_ALLOW,
+        "each-fire-skip": pb.SCHEDULE_OVERLAP_SKIP,
     }[overlap]
-    one = spec(session=pb.SCHEDULE_SESSION_ONE, overlap=policy)
+    each = overlap.startswith("each-fire")
+    one = spec(
+        session=pb.SCHEDULE_SESSION_EACH_FIRE if each else pb.SCHEDULE_SESSION_ONE,
+        overlap=policy,
+    )
     one.agent.CopyFrom(waiting_agent())
     made = await h.stub.CreateSchedule(pb.CreateScheduleRequest(spec=one))
     second = made.schedule.next_fire.ToSeconds() + HOUR
+    main = f"schedule:n:{stamp(second - HOUR)}" if each else "schedule:n"
     await step(h, clock, HOUR, settle=False)
-    call = await pending_call(h, "schedule:n")  # the first fire's run waits for its tool
+    call = await pending_call(h, main)  # the first fire's run waits for its tool
     await step(h, clock, HOUR, settle=False)  # the second fire, while the first is active
     shown = await schedule(h)
-    if overlap == "skip":
+    if overlap in ("skip", "each-fire-skip"):
         assert (shown.fired, shown.skipped) == (1, 1)
-        assert await sessions(h, "schedule:n:") == []
+        assert [s.session_id for s in await sessions(h, "schedule:n")] == [main]
     elif overlap == "enqueue":
         assert (shown.fired, shown.skipped) == (2, 0)
-        queued = (await h.stub.GetSession(pb.GetSessionRequest(session_id="schedule:n"))).queue
+        queued = (await h.stub.GetSession(pb.GetSessionRequest(session_id=main))).queue
         assert [q.request_id for q in queued] == [f"schedule:n:{stamp(second)}"]
     else:
         assert (shown.fired, shown.skipped) == (2, 0)
         alongside = f"schedule:n:{stamp(second)}"
         assert shown.last_session_id == alongside
         await pending_call(h, alongside)  # runs now, beside the first
-    await h.submit("schedule:n", call, json.dumps(3))
+    await h.submit(main, call, json.dumps(3))
     if overlap == "enqueue":  # the queued fire runs after: its own tool call
         await until(lambda: _two_users(h), "the queued fire to run")
-        assert await pending_call(h, "schedule:n")
+        assert await pending_call(h, main)
     else:
-        await until(lambda: _users(h, "schedule:n", 1), "the first fire's run to finish")
+        await until(lambda: _users(h, main, 1), "the first fire's run to finish")
+    if overlap == "each-fire-skip":  # the first ended: the next fire runs
+        await step(h, clock, HOUR, settle=False)
+        assert (await schedule(h)).fired == 2
 
 
 async def _two_users(h: Harness) -> bool:
@@ -481,3 +490,32 @@ async def test_r87_a_long_outage_of_a_one_second_schedule_runs_one_fire_and_coun
         f"schedule:n:{stamp(latest)}"
     ]
     assert shown.next_fire.ToSeconds() == latest + 1
+
+
+async def test_r87_two_daemons_on_one_sqlite_file_claim_each_fire_once(tmp_path: Path) -> None:
+    config = Config(listen=["127.0.0.1:0"], store=f"sqlite:///{tmp_path}/db.db", drain_timeout_s=5)
+    daemons = [Daemon(config), Daemon(config)]
+    clock = AheadClock()
+    for d in daemons:
+        d.engine.clock = clock
+        await d.start()
+    try:
+        h = Harness(daemons[0].addresses[0], daemons[0])
+        allow = spec(overlap=pb.SCHEDULE_OVERLAP_ALLOW)  # no fire waits for the one before
+        made = await h.stub.CreateSchedule(pb.CreateScheduleRequest(spec=allow))
+        first = made.schedule.next_fire.ToSeconds()
+        for _ in range(5):  # both daemons find each fire due at the same moment
+            clock.ahead += HOUR
+            await asyncio.gather(*(d.service.schedules.tick() for d in daemons))
+        await all_finished(h, "schedule:n:", 5)
+        await asyncio.sleep(0.3)
+        assert sorted(s.session_id for s in await sessions(h, "schedule:n:")) == [
+            f"schedule:n:{stamp(first + i * HOUR)}" for i in range(5)
+        ]
+        for s in await sessions(h, "schedule:n:"):
+            assert s.message_count == 3  # one run each
+        assert (await schedule(h)).fired == 5
+        await h.close()
+    finally:
+        for d in daemons:
+            await d.stop()

@@ -7845,7 +7845,8 @@ type Schedule struct {
 	// The latest fire that ran (or was queued), and its session.
 	LastFire      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_fire,json=lastFire,proto3" json:"last_fire,omitempty"`
 	LastSessionId string                 `protobuf:"bytes,5,opt,name=last_session_id,json=lastSessionId,proto3" json:"last_session_id,omitempty"`
-	// Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation.
+	// Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+	// creation; fires due while paused are neither.
 	Fired         int64                  `protobuf:"varint,6,opt,name=fired,proto3" json:"fired,omitempty"`
 	Skipped       int64                  `protobuf:"varint,7,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`

@@ -2781,7 +2781,10 @@ export interface Schedule {
   /** The latest fire that ran (or was queued), and its session. */
   lastFire: Date | undefined;
   lastSessionId: string;
-  /** Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation. */
+  /**
+   * Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+   * creation; fires due while paused are neither.
+   */
   fired: number;
   skipped: number;
   createdAt: Date | undefined;

@@ -210,7 +210,8 @@ private static final long serialVersionUID = 0L;
   private long fired_ = 0L;
   /**
    * <pre>
-   * Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation.
+   * Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+   * creation; fires due while paused are neither.
    * </pre>
    *
    * <code>int64 fired = 6;</code>
@@ -1333,7 +1334,8 @@ private static final long serialVersionUID = 0L;
     private long fired_ ;
     /**
      * <pre>
-     * Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation.
+     * Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+     * creation; fires due while paused are neither.
      * </pre>
      *
      * <code>int64 fired = 6;</code>
@@ -1345,7 +1347,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation.
+     * Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+     * creation; fires due while paused are neither.
      * </pre>
      *
      * <code>int64 fired = 6;</code>
@@ -1361,7 +1364,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation.
+     * Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+     * creation; fires due while paused are neither.
      * </pre>
      *
      * <code>int64 fired = 6;</code>

@@ -99,7 +99,8 @@ public interface ScheduleOrBuilder extends
 
   /**
    * <pre>
-   * Fires run and fires skipped (overlap SKIP, catch-up, paused) since creation.
+   * Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+   * creation; fires due while paused are neither.
    * </pre>
    *
    * <code>int64 fired = 6;</code>
