@@ -57,7 +57,7 @@ async def main(target: str = "", answer: str = "weekly") -> str:
         print(f"daily-report fires next at {shown.next_fire.ToDatetime():%Y-%m-%d %H:%M} UTC")
         fired = await client.trigger_schedule("daily-report")  # once now, not at 09:00
         print(f"fired now: session {fired.session_id}")
-        for _ in range(200):  # the run asks its question in a moment
+        for _ in range(600):  # the run asks its question in a moment
             asked = [a async for a in client.approvals(fired.session_id)]
             if asked:
                 break

@@ -366,12 +366,14 @@ class Scheduler:
 
         def triggered(s: State) -> None:
             fires.clear()
-            sid = self._session_for(s, now, busy=False)
-            fire = Fire(now, sid, f"schedule:{s.spec.name}:{stamp(now)}", now)
+            # Its own ids, never a scheduled fire's (a trigger at a fire's very time).
+            rid = f"schedule:{s.spec.name}:{stamp(now)}-trigger"
+            one = s.spec.session == pb.SCHEDULE_SESSION_ONE
+            fire = Fire(now, f"schedule:{s.spec.name}" if one else rid, rid, now)
             fires.append(fire)
             s.pending.append(fire)
             s.fired += 1
-            s.last_fire, s.last_session = now, sid
+            s.last_fire, s.last_session = now, fire.session_id
 
         await self._change(name, triggered)
         await self._queue(name, fires)
@@ -414,15 +416,26 @@ class Scheduler:
         now = self.now()
         soonest = now + self.max_wait_s
         for record in await self.store.list_schedules():
-            state = State.decode(record.data)
-            if not state.paused and state.next_fire <= now:
-                state = await self._claim(record, state, now)
-            stale = [f for f in state.pending if f.claimed_at < now - PENDING_AGAIN_S]
-            if stale:
-                await self._queue(record.name, stale)
+            try:
+                state = await self._pass(record, now)
+            except StoreError:
+                raise
+            except Exception:  # noqa: BLE001 - one schedule's fault stops no other
+                log.exception("schedule %s not handled this pass", record.name)
+                continue
             if not state.paused:
                 soonest = min(soonest, state.next_fire)
         return max(0.0, soonest - self.now())
+
+    async def _pass(self, record: StoredSchedule, now: float) -> State:
+        """Claim the schedule's fires due by ``now``, queue again its stale pending ones."""
+        state = State.decode(record.data)
+        if not state.paused and state.next_fire <= now:
+            state = await self._claim(record, state, now)
+        stale = [f for f in state.pending if f.claimed_at < now - PENDING_AGAIN_S]
+        if stale:
+            await self._queue(record.name, stale)
+        return state
 
     def _session_for(self, s: State, t: float, *, busy: bool) -> str:
         one = s.spec.session == pb.SCHEDULE_SESSION_ONE

@@ -1332,7 +1332,7 @@ const (
 	// EACH_FIRE.
 	ScheduleSession_SCHEDULE_SESSION_UNSPECIFIED ScheduleSession = 0
 	// A new session each fire: "schedule:NAME:FIRE" (FIRE: the fire time, UTC,
-	// YYYYMMDDTHHMMSSZ).
+	// YYYYMMDDTHHMMSSZ; a TriggerSchedule's: YYYYMMDDTHHMMSS.mmmZ-trigger).
 	ScheduleSession_SCHEDULE_SESSION_EACH_FIRE ScheduleSession = 1
 	// One session, "schedule:NAME", whose transcript grows fire after fire.
 	ScheduleSession_SCHEDULE_SESSION_ONE ScheduleSession = 2

@@ -1539,7 +1539,7 @@ export enum ScheduleSession {
   SCHEDULE_SESSION_UNSPECIFIED = 0,
   /**
    * SCHEDULE_SESSION_EACH_FIRE - A new session each fire: "schedule:NAME:FIRE" (FIRE: the fire time, UTC,
-   * YYYYMMDDTHHMMSSZ).
+   * YYYYMMDDTHHMMSSZ; a TriggerSchedule's: YYYYMMDDTHHMMSS.mmmZ-trigger).
    */
   SCHEDULE_SESSION_EACH_FIRE = 1,
   /** SCHEDULE_SESSION_ONE - One session, "schedule:NAME", whose transcript grows fire after fire. */

@@ -26,7 +26,7 @@ public enum ScheduleSession
   /**
    * <pre>
    * A new session each fire: "schedule:NAME:FIRE" (FIRE: the fire time, UTC,
-   * YYYYMMDDTHHMMSSZ).
+   * YYYYMMDDTHHMMSSZ; a TriggerSchedule's: YYYYMMDDTHHMMSS.mmmZ-trigger).
    * </pre>
    *
    * <code>SCHEDULE_SESSION_EACH_FIRE = 1;</code>
@@ -63,7 +63,7 @@ public enum ScheduleSession
   /**
    * <pre>
    * A new session each fire: "schedule:NAME:FIRE" (FIRE: the fire time, UTC,
-   * YYYYMMDDTHHMMSSZ).
+   * YYYYMMDDTHHMMSSZ; a TriggerSchedule's: YYYYMMDDTHHMMSS.mmmZ-trigger).
    * </pre>
    *
    * <code>SCHEDULE_SESSION_EACH_FIRE = 1;</code>
