@@ -664,6 +664,13 @@ async def test_every_page_fits_every_width_in_every_state(
         await console.finished_trip(f"a-rather-long-session-id-for-a-narrow-screen-{n}")
     await console.paused_refund("refund-1")
     fork = await console.app.stub.Fork(pb.ForkRequest(session_id="trip-1", from_step=1))
+    daily = pb.ScheduleSpec(
+        name="a-rather-long-schedule-name-for-a-narrow-screen",
+        cron=pb.ScheduleCron(expression="0 9 * * 1-5", time_zone="America/Argentina/Buenos_Aires"),
+        agent=agent([{"text": "ok"}]),
+        input=[pb.Message(role=pb.ROLE_USER, content="go")],
+    )
+    await console.app.stub.CreateSchedule(pb.CreateScheduleRequest(spec=daily))
     pages = {
         "sessions-empty": (empty, "/#/sessions", "#sessions-note"),
         "sessions": (console, "/#/sessions", "#sessions tbody tr"),
@@ -673,6 +680,8 @@ async def test_every_page_fits_every_width_in_every_state(
         "session-fork": (console, f"/#/session/{fork.session_id}", "#no-events"),
         "approvals": (console, "/#/approvals", "#inbox .approval"),
         "compare": (console, f"/#/compare?a=trip-1&b={fork.session_id}", ".side-by-side"),
+        "schedules-empty": (empty, "/#/schedules", "#schedules-empty"),
+        "schedules": (console, "/#/schedules", "#schedules tbody tr[data-schedule]"),
     }
     problems = []
     for width in WIDTHS:

@@ -19,9 +19,9 @@ export async function schedulesView(root) {
   replace(root, h("h1", {}, "Schedules"),
     h("p", { class: "muted" }, "Runs the daemon starts at set times. Pausing stops the fires until resumed; Trigger fires once now."),
     notice,
-    h("table", { class: "schedules", id: "schedules" },
+    h("div", { class: "table-wrap" }, h("table", { class: "grid schedules", id: "schedules" },
       h("thead", {}, h("tr", {}, ...["Schedule", "When", "State", "Next fire", "Last fire", "Fired", "Skipped", ""].map((t) => h("th", {}, t)))),
-      body));
+      body)));
 
   async function load() {
     const { schedules = [] } = await get("/schedules");
