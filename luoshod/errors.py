@@ -11,6 +11,9 @@ here is mapped.
     ├── CheckpointNotFound         NOT_FOUND
     ├── ApprovalNotFound           NOT_FOUND
     ├── SessionExists              ALREADY_EXISTS
+    ├── ScheduleNotFound           NOT_FOUND (R87)
+    ├── ScheduleExists             ALREADY_EXISTS (R87)
+    ├── SchedulesUnsupported       FAILED_PRECONDITION (R87: the store keeps no schedules)
     ├── EventsOutOfRange           OUT_OF_RANGE (the oldest kept seq in metadata)
     ├── ToolCallNotFound           NOT_FOUND
     ├── ToolCallNotPending         FAILED_PRECONDITION
@@ -101,6 +104,18 @@ class ReconcileNotAsked(LuoshoError):
     """R77: NOT_STARTED or UNKNOWN for a call whose tool.reconcile is not waiting."""
 
     reason = "RECONCILE_NOT_ASKED"
+
+
+class ScheduleNotFound(LuoshoError):
+    reason = "SCHEDULE_NOT_FOUND"
+
+
+class ScheduleExists(LuoshoError):
+    reason = "SCHEDULE_EXISTS"
+
+
+class SchedulesUnsupported(LuoshoError):
+    reason = "SCHEDULES_UNSUPPORTED"
 
 
 class SessionAwaitingApproval(LuoshoError):

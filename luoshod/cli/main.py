@@ -39,6 +39,7 @@ COMMANDS = {
     "store": "operate on a store",
     "sessions": "list, show, delete and fork sessions of a running daemon",
     "approvals": "list and decide pending approvals",
+    "schedules": "create, list, pause, resume, delete and trigger schedules (runs at set times)",
     "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only "
     "with --status)",
     "mcp": "the daemon's MCP servers (daemon tools): state and tools",
@@ -278,6 +279,7 @@ _ARGUMENTS: dict[
     "store": _store_arguments,
     "sessions": _admin_arguments,
     "approvals": _admin_arguments,
+    "schedules": _admin_arguments,
     "prune": _admin_arguments,
     "status": _admin_arguments,
     "mcp": _admin_arguments,

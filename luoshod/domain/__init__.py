@@ -58,6 +58,7 @@ from .records import (
     QueuedInput,
     SessionSummary,
     StoredEvent,
+    StoredSchedule,
 )
 
 __all__ = [
@@ -98,6 +99,7 @@ __all__ = [
     "Sleep",
     "Status",
     "StoredEvent",
+    "StoredSchedule",
     "SubAgent",
     "SubTask",
     "ToolCall",

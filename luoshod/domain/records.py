@@ -103,6 +103,18 @@ class QueuedInput:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredSchedule:
+    """A schedule as a store keeps it (R87): its unique ``name``, a ``version`` raised by
+    each write (1 when created), and its definition and firing state (``data``: opaque
+    bytes, the daemon's encoding). Every change is a compare-and-set on ``version``
+    (``Store.update_schedule``), so of daemons racing to claim one fire exactly one wins."""
+
+    name: str
+    version: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Enqueue:
     """An input a write queues in the same transaction (``Store.save`` and
     ``Store.append_events``, ``enqueue=``): last in the queue of ``session_id`` (a session,

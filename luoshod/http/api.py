@@ -28,6 +28,12 @@ route                                      RPC               answer
 ``DELETE /api/v1/sessions/{id}/queue/{r}`` ``DequeueInput``  JSON (a queued input, R69)
 ``GET    /api/v1/sessions/{id}/tasks``     ``GetSession``    JSON: its tasks as a tree
                                                              (tasks.py; + ``ListApprovals``)
+``GET    /api/v1/schedules``               ``ListSchedules`` JSON (R87)
+``POST   /api/v1/schedules``               ``CreateSchedule`` JSON (body: ``{"spec": …}``)
+``POST   /api/v1/schedules/{n}/pause``     ``PauseSchedule`` JSON
+``POST   /api/v1/schedules/{n}/resume``    ``ResumeSchedule`` JSON
+``POST   /api/v1/schedules/{n}/trigger``   ``TriggerSchedule`` JSON (the fire's session)
+``DELETE /api/v1/schedules/{n}``           ``DeleteSchedule`` JSON
 ========================================== ================= ================================
 
 Query parameters and bodies are the request message's fields (proto JSON mapping; enum
@@ -275,6 +281,14 @@ class Api:
                 name="DequeueInput",
             ),
             web.get(f"{p}/sessions/{{session_id}}/tasks", self.tasks, name="GetSession:tasks"),
+            web.get(f"{p}/schedules", self.list_schedules, name="ListSchedules"),
+            web.post(f"{p}/schedules", self.create_schedule, name="CreateSchedule"),
+            web.post(f"{p}/schedules/{{name}}/pause", self.pause_schedule, name="PauseSchedule"),
+            web.post(f"{p}/schedules/{{name}}/resume", self.resume_schedule, name="ResumeSchedule"),
+            web.post(
+                f"{p}/schedules/{{name}}/trigger", self.trigger_schedule, name="TriggerSchedule"
+            ),
+            web.delete(f"{p}/schedules/{{name}}", self.delete_schedule, name="DeleteSchedule"),
         ]
 
     @staticmethod
@@ -324,6 +338,29 @@ class Api:
             request, pb.CompactRequest(), session_id=request.match_info["session_id"]
         )
         return await self._unary(request, self.service.Compact, msg)
+
+    async def list_schedules(self, request: web.Request) -> web.Response:
+        return await self._unary(request, self.service.ListSchedules, pb.ListSchedulesRequest())
+
+    async def create_schedule(self, request: web.Request) -> web.Response:
+        msg = await body_request(request, pb.CreateScheduleRequest())
+        return await self._unary(request, self.service.CreateSchedule, msg)
+
+    async def pause_schedule(self, request: web.Request) -> web.Response:
+        msg = pb.PauseScheduleRequest(name=request.match_info["name"])
+        return await self._unary(request, self.service.PauseSchedule, msg)
+
+    async def resume_schedule(self, request: web.Request) -> web.Response:
+        msg = pb.ResumeScheduleRequest(name=request.match_info["name"])
+        return await self._unary(request, self.service.ResumeSchedule, msg)
+
+    async def trigger_schedule(self, request: web.Request) -> web.Response:
+        msg = pb.TriggerScheduleRequest(name=request.match_info["name"])
+        return await self._unary(request, self.service.TriggerSchedule, msg)
+
+    async def delete_schedule(self, request: web.Request) -> web.Response:
+        msg = pb.DeleteScheduleRequest(name=request.match_info["name"])
+        return await self._unary(request, self.service.DeleteSchedule, msg)
 
     async def history(self, request: web.Request) -> web.Response:
         msg = query_request(

@@ -215,6 +215,14 @@ class Config:
         metavar="S",
         gt=0,
     )
+    schedule_late_s: float = setting(
+        60.0,
+        "seconds after its time a schedule's fire counts as missed (its catch-up policy)",
+        doc="a schedule's fire found this many seconds after its time (every daemon was down) "
+        "was missed: the schedule's catch-up policy says whether it runs",
+        metavar="S",
+        gt=0,
+    )
     retention_s: float = setting(
         0.0,
         "seconds a finished session is kept before the daemon deletes it (0: forever)",
@@ -593,6 +601,8 @@ class Daemon:
         self.waker = Waker(service.runner, self.config.sleep_sweep_s)  # R86
         service.runner.after_sleep = self.waker.nudge
         self.waker.start()
+        service.schedules.late_s = self.config.schedule_late_s
+        service.schedules.start()  # R87: the one loop that fires schedules
         if self.notifier is not None:
             self.notifier.start()
         metrics = self.observe.metrics
@@ -644,6 +654,7 @@ class Daemon:
             if still := await self.runs.halt(HALT_WAIT_S):
                 log.error("%d run(s) did not stop; their leases expire by themselves", still)
         if self.service is not None:
+            await self.service.schedules.stop()
             await self.service.inputs.stop()
         if self.notifier is not None:
             await self.notifier.stop()

@@ -250,6 +250,13 @@ class InputQueue:
         async for event in self._follow(sid, rid):
             yield event
 
+    async def submit(self, request: pb.ExecuteRequest) -> None:
+        """Queue ``request`` (its ``request_id`` set) with no caller to stream to, and run
+        it when its session is free: a schedule's fire (R87). Idempotent by request id,
+        as a retried ``Execute`` is: queued again after it ran, it is dropped, not run."""
+        await self._enqueue(request, request.request_id)
+        self.kick(request.session_id)
+
     async def _enqueue(self, request: pb.ExecuteRequest, rid: str) -> None:
         store, sid = self.runner.store, request.session_id
         rollback_run = ""

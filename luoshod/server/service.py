@@ -52,6 +52,7 @@ from .queueing import InputQueue, check_if_busy, run_request
 from .retention import Retention
 from .runner import Runner
 from .runs import ActiveRun, Delivery, RunRegistry
+from .schedules import Scheduler
 from .status import streaming, unary
 from .validation import (
     check_agent,
@@ -130,6 +131,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         #: run's end gives the session's queue its turn.
         self.inputs = InputQueue(self.runner)
         self.runner.after_run = self.inputs.kick
+        #: Schedules (R87): the RPCs below and the loop that fires them (started by the
+        #: daemon, which sets its settings).
+        self.schedules = Scheduler(self.inputs)
         #: Retention (set by the daemon): told of a session's own retention.
         self.retention: Retention | None = None
 
@@ -348,6 +352,55 @@ class AgentService(pb_grpc.AgentServiceServicer):
         if removed:
             audit.record("dequeue", context, session=sid, request_id=request.request_id)
         return pb.DequeueInputResponse(removed=removed)
+
+    # -- schedules (R87) ---------------------------------------------------------------
+
+    @unary
+    async def CreateSchedule(
+        self, request: pb.CreateScheduleRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CreateScheduleResponse:
+        check_size(request, self.limits.max_payload_bytes)
+        made = await self.schedules.create(request.spec)
+        audit.record("create_schedule", context, schedule=made.spec.name)
+        return pb.CreateScheduleResponse(schedule=made)
+
+    @unary
+    async def ListSchedules(
+        self, request: pb.ListSchedulesRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListSchedulesResponse:
+        return pb.ListSchedulesResponse(schedules=await self.schedules.every())
+
+    @unary
+    async def PauseSchedule(
+        self, request: pb.PauseScheduleRequest, context: grpc.aio.ServicerContext
+    ) -> pb.PauseScheduleResponse:
+        paused = await self.schedules.pause(request.name)
+        audit.record("pause_schedule", context, schedule=request.name)
+        return pb.PauseScheduleResponse(schedule=paused)
+
+    @unary
+    async def ResumeSchedule(
+        self, request: pb.ResumeScheduleRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ResumeScheduleResponse:
+        resumed = await self.schedules.resume(request.name)
+        audit.record("resume_schedule", context, schedule=request.name)
+        return pb.ResumeScheduleResponse(schedule=resumed)
+
+    @unary
+    async def DeleteSchedule(
+        self, request: pb.DeleteScheduleRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DeleteScheduleResponse:
+        await self.schedules.delete(request.name)
+        audit.record("delete_schedule", context, schedule=request.name)
+        return pb.DeleteScheduleResponse()
+
+    @unary
+    async def TriggerSchedule(
+        self, request: pb.TriggerScheduleRequest, context: grpc.aio.ServicerContext
+    ) -> pb.TriggerScheduleResponse:
+        fire = await self.schedules.trigger(request.name)
+        audit.record("trigger_schedule", context, schedule=request.name)
+        return pb.TriggerScheduleResponse(session_id=fire.session_id, request_id=fire.request_id)
 
     @unary
     async def ListSessions(

@@ -1,5 +1,6 @@
 """``luoshod store copy``: every session of one store, with its history, pending
-approvals, event log, applied request records and queued inputs, into another.
+approvals, event log, applied request records and queued inputs, and the store's
+schedules (R87), into another.
 
 Each session is read from the source (its latest checkpoint, its history oldest first,
 its pending approvals, its event log and its applied request records, R74) and written to the
@@ -149,6 +150,25 @@ async def copy_queues(source: Store, destination: Store) -> int:
             return count
 
 
+async def copy_schedules(source: Store, destination: Store) -> int:
+    """Every schedule (R87) when both stores keep them, as the source holds it (its next
+    fire and pending fires with it); one the destination has already is made the
+    source's. Returns how many schedules the source holds."""
+    if not _both(source, destination, Capability.SCHEDULES):
+        return 0
+    found = await source.list_schedules()
+    for s in found:
+        while await destination.create_schedule(s.name, s.data) is None:
+            there = await destination.get_schedule(s.name)
+            if there is None:
+                continue  # deleted in between: create it
+            if there.data == s.data or await destination.update_schedule(
+                s.name, s.data, version=there.version
+            ):
+                break
+    return len(found)
+
+
 async def _already_there(
     destination: Store,
     sid: str,
@@ -200,6 +220,7 @@ async def copy_store(
 
                 report = await copy_sessions(source, destination, ids, on_session=advance)
             await copy_queues(source, destination)
+            await copy_schedules(source, destination)
             return report
         finally:
             await destination.close()

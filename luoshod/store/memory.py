@@ -22,6 +22,7 @@ from ..domain import (
     SessionSummary,
     Status,
     StoredEvent,
+    StoredSchedule,
     SubTask,
 )
 from .kit import (
@@ -75,6 +76,7 @@ class MemoryStore(Store):
             Capability.EVENT_LOG,
             Capability.LEASES,
             Capability.QUEUE,
+            Capability.SCHEDULES,
         }
     )
 
@@ -88,6 +90,7 @@ class MemoryStore(Store):
         # Each session's queued inputs in queue order (R69); a session's entry goes with
         # its last input.
         self._queues: dict[str, list[QueuedInput]] = {}
+        self._schedules: dict[str, StoredSchedule] = {}
         # Saves are synchronous dict updates; the lock only orders them against each other.
         self._lock = asyncio.Lock()
 
@@ -407,6 +410,28 @@ class MemoryStore(Store):
 
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         return sorted(sid for sid in self._queues if sid > after)[:limit]
+
+    async def _create_schedule(self, name: str, data: bytes) -> StoredSchedule | None:
+        if name in self._schedules:
+            return None
+        self._schedules[name] = made = StoredSchedule(name, 1, data)
+        return made
+
+    async def _get_schedule(self, name: str) -> StoredSchedule | None:
+        return self._schedules.get(name)
+
+    async def _list_schedules(self) -> list[StoredSchedule]:
+        return [self._schedules[n] for n in sorted(self._schedules)]
+
+    async def _update_schedule(self, name: str, data: bytes, version: int) -> StoredSchedule | None:
+        found = self._schedules.get(name)
+        if found is None or found.version != version:
+            return None
+        self._schedules[name] = written = StoredSchedule(name, version + 1, data)
+        return written
+
+    async def _delete_schedule(self, name: str) -> bool:
+        return self._schedules.pop(name, None) is not None
 
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         s = self._sessions.get(session_id)

@@ -520,6 +520,13 @@ async def test_every_page_fits_every_width_in_every_state(
         await console.finished_trip(f"a-rather-long-session-id-for-a-narrow-screen-{n}")
     await console.paused_refund("refund-1")
     fork = await console.app.stub.Fork(pb.ForkRequest(session_id="trip-1", from_step=1))
+    daily = pb.ScheduleSpec(
+        name="a-rather-long-schedule-name-for-a-narrow-screen",
+        cron=pb.ScheduleCron(expression="0 9 * * 1-5", time_zone="America/Argentina/Buenos_Aires"),
+        agent=agent([{"text": "ok"}]),
+        input=[pb.Message(role=pb.ROLE_USER, content="go")],
+    )
+    await console.app.stub.CreateSchedule(pb.CreateScheduleRequest(spec=daily))
     pages = {
         "sessions-empty": (empty, "/#/sessions", "#sessions-note"),
         "sessions": (console, "/#/sessions", "#sessions tbody tr"),
@@ -529,6 +536,8 @@ async def test_every_page_fits_every_width_in_every_state(
         "session-fork": (console, f"/#/session/{fork.session_id}", "#no-events"),
         "approvals": (console, "/#/approvals", "#inbox .approval"),
         "compare": (console, f"/#/compare?a=trip-1&b={fork.session_id}", ".side-by-side"),
+        "schedules-empty": (empty, "/#/schedules", "#schedules-empty"),
+        "schedules": (console, "/#/schedules", "#schedules tbody tr[data-schedule]"),
     }
     problems = []
     for width in WIDTHS:
@@ -601,3 +610,38 @@ async def test_r83_the_session_page_shows_the_structured_answer(
     await b.goto("/#/session/plain-1")
     await b.page.locator("#session-head h1", has_text="finished").wait_for()
     assert await b.page.locator("#structured-answer").count() == 0
+
+
+async def test_r87_the_schedules_page_pauses_resumes_and_triggers(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
+    console = await make_console()
+    spec = pb.ScheduleSpec(
+        name="daily-report",
+        cron=pb.ScheduleCron(expression="0 9 * * 1-5", time_zone="Europe/Berlin"),
+        agent=agent([{"text": "Report sent."}], [], model="scripted:report"),
+        input=[pb.Message(role=pb.ROLE_USER, content="Write today's report.")],
+    )
+    await console.app.stub.CreateSchedule(pb.CreateScheduleRequest(spec=spec))
+    b = await open_browser(console)
+    await b.goto("/#/schedules")
+    row = b.page.locator('#schedules tr[data-schedule="daily-report"]')
+    await row.wait_for()
+    assert "0 9 * * 1-5 (Europe/Berlin)" in await row.inner_text()
+    await row.locator("button.pause").click()
+    await b.page.locator(
+        '#schedules tr[data-schedule="daily-report"][data-paused="true"]'
+    ).wait_for()
+    assert (await console.app.stub.ListSchedules(pb.ListSchedulesRequest())).schedules[0].paused
+    await b.page.locator('#schedules tr[data-schedule="daily-report"] button.resume').click()
+    await b.page.locator(
+        '#schedules tr[data-schedule="daily-report"][data-paused="false"]'
+    ).wait_for()
+    await b.page.locator('#schedules tr[data-schedule="daily-report"] button.trigger').click()
+    fired = b.page.locator("#schedules-outcome .result a")
+    await fired.wait_for()
+    sid = await fired.inner_text()
+    assert sid.startswith("schedule:daily-report:")
+    await b.shot("schedules")
+    await fired.click()
+    await b.page.locator("#events li[data-type='run.done']").wait_for()

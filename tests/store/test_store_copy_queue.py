@@ -31,3 +31,24 @@ async def test_store_copy_carries_queued_inputs_in_order(tmp_path: Path) -> None
         assert [q.request_id for q in await dst.queued_inputs("_webhooks")] == ["evt_1"]
     finally:
         await dst.close()
+
+
+async def test_r87_store_copy_carries_the_schedules(tmp_path: Path) -> None:
+    src_url, dst_url = f"sqlite:///{tmp_path}/src.db", f"lmdb://{tmp_path}/dst"
+    src = store_from_url(src_url)
+    await src.open()
+    await src.create_schedule("daily", b"one")
+    await src.update_schedule("daily", b"two", version=1)
+    await src.create_schedule("hourly", b"h")
+    await src.close()
+    for _ in range(2):  # again: nothing doubled, nothing lost
+        await copy_store(src_url, dst_url, progress=False)
+    dst = store_from_url(dst_url)
+    await dst.open()
+    try:
+        assert [(s.name, s.data) for s in await dst.list_schedules()] == [
+            ("daily", b"two"),
+            ("hourly", b"h"),
+        ]
+    finally:
+        await dst.close()

@@ -196,6 +196,18 @@ const (
 	// INVALID_ARGUMENT: AgentSpec.compaction has a threshold outside (0, 1] or a negative
 	// protected tail, or a sub-agent has compaction (only the lead's transcript is).
 	ErrorReason_ERROR_REASON_INVALID_COMPACTION ErrorReason = 166
+	// INVALID_ARGUMENT: a schedule's name, cron expression, interval or policies are not
+	// valid (the message says which and why).
+	ErrorReason_ERROR_REASON_INVALID_SCHEDULE ErrorReason = 175
+	// INVALID_ARGUMENT: ScheduleCron.time_zone is not an IANA time zone the daemon knows.
+	ErrorReason_ERROR_REASON_UNKNOWN_TIME_ZONE ErrorReason = 176
+	// ALREADY_EXISTS: CreateSchedule with the name of a schedule that exists.
+	ErrorReason_ERROR_REASON_SCHEDULE_EXISTS ErrorReason = 177
+	// NOT_FOUND: no schedule has that name.
+	ErrorReason_ERROR_REASON_SCHEDULE_NOT_FOUND ErrorReason = 178
+	// FAILED_PRECONDITION: the daemon's store keeps no schedules (its driver does not
+	// declare them).
+	ErrorReason_ERROR_REASON_SCHEDULES_UNSUPPORTED ErrorReason = 179
 )
 
 // Enum value maps for ErrorReason.
@@ -301,6 +313,11 @@ var (
 		160: "ERROR_REASON_INVALID_REASONING",
 		165: "ERROR_REASON_CONTEXT_WINDOW_UNKNOWN",
 		166: "ERROR_REASON_INVALID_COMPACTION",
+		175: "ERROR_REASON_INVALID_SCHEDULE",
+		176: "ERROR_REASON_UNKNOWN_TIME_ZONE",
+		177: "ERROR_REASON_SCHEDULE_EXISTS",
+		178: "ERROR_REASON_SCHEDULE_NOT_FOUND",
+		179: "ERROR_REASON_SCHEDULES_UNSUPPORTED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -403,6 +420,11 @@ var (
 		"ERROR_REASON_INVALID_REASONING":             160,
 		"ERROR_REASON_CONTEXT_WINDOW_UNKNOWN":        165,
 		"ERROR_REASON_INVALID_COMPACTION":            166,
+		"ERROR_REASON_INVALID_SCHEDULE":              175,
+		"ERROR_REASON_UNKNOWN_TIME_ZONE":             176,
+		"ERROR_REASON_SCHEDULE_EXISTS":               177,
+		"ERROR_REASON_SCHEDULE_NOT_FOUND":            178,
+		"ERROR_REASON_SCHEDULES_UNSUPPORTED":         179,
 	}
 )
 
@@ -1278,6 +1300,176 @@ func (x McpServerState) Number() protoreflect.EnumNumber {
 // Deprecated: Use McpServerState.Descriptor instead.
 func (McpServerState) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+// What happens to a fire while the run of the schedule's previous fire is still active.
+type ScheduleOverlap int32
+
+const (
+	// SKIP.
+	ScheduleOverlap_SCHEDULE_OVERLAP_UNSPECIFIED ScheduleOverlap = 0
+	// The fire does not run; it is counted in Schedule.skipped.
+	ScheduleOverlap_SCHEDULE_OVERLAP_SKIP ScheduleOverlap = 1
+	// The fire's input is queued on the busy session (IF_BUSY_ENQUEUE) and runs after it.
+	// Needs session ONE.
+	ScheduleOverlap_SCHEDULE_OVERLAP_ENQUEUE ScheduleOverlap = 2
+	// The fire runs at once, in a session of its own, alongside.
+	ScheduleOverlap_SCHEDULE_OVERLAP_ALLOW ScheduleOverlap = 3
+)
+
+// Enum value maps for ScheduleOverlap.
+var (
+	ScheduleOverlap_name = map[int32]string{
+		0: "SCHEDULE_OVERLAP_UNSPECIFIED",
+		1: "SCHEDULE_OVERLAP_SKIP",
+		2: "SCHEDULE_OVERLAP_ENQUEUE",
+		3: "SCHEDULE_OVERLAP_ALLOW",
+	}
+	ScheduleOverlap_value = map[string]int32{
+		"SCHEDULE_OVERLAP_UNSPECIFIED": 0,
+		"SCHEDULE_OVERLAP_SKIP":        1,
+		"SCHEDULE_OVERLAP_ENQUEUE":     2,
+		"SCHEDULE_OVERLAP_ALLOW":       3,
+	}
+)
+
+func (x ScheduleOverlap) Enum() *ScheduleOverlap {
+	p := new(ScheduleOverlap)
+	*p = x
+	return p
+}
+
+func (x ScheduleOverlap) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScheduleOverlap) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[16].Descriptor()
+}
+
+func (ScheduleOverlap) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[16]
+}
+
+func (x ScheduleOverlap) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScheduleOverlap.Descriptor instead.
+func (ScheduleOverlap) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+}
+
+// What happens to the fires that fell due while no daemon was running (more than the
+// daemon's schedule_late_s behind when found).
+type ScheduleCatchUp int32
+
+const (
+	// LATEST.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_UNSPECIFIED ScheduleCatchUp = 0
+	// The latest missed fire runs; the others are counted skipped.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_LATEST ScheduleCatchUp = 1
+	// Every missed fire runs, oldest first.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_ALL ScheduleCatchUp = 2
+	// No missed fire runs; each is counted skipped.
+	ScheduleCatchUp_SCHEDULE_CATCH_UP_NONE ScheduleCatchUp = 3
+)
+
+// Enum value maps for ScheduleCatchUp.
+var (
+	ScheduleCatchUp_name = map[int32]string{
+		0: "SCHEDULE_CATCH_UP_UNSPECIFIED",
+		1: "SCHEDULE_CATCH_UP_LATEST",
+		2: "SCHEDULE_CATCH_UP_ALL",
+		3: "SCHEDULE_CATCH_UP_NONE",
+	}
+	ScheduleCatchUp_value = map[string]int32{
+		"SCHEDULE_CATCH_UP_UNSPECIFIED": 0,
+		"SCHEDULE_CATCH_UP_LATEST":      1,
+		"SCHEDULE_CATCH_UP_ALL":         2,
+		"SCHEDULE_CATCH_UP_NONE":        3,
+	}
+)
+
+func (x ScheduleCatchUp) Enum() *ScheduleCatchUp {
+	p := new(ScheduleCatchUp)
+	*p = x
+	return p
+}
+
+func (x ScheduleCatchUp) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScheduleCatchUp) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[17].Descriptor()
+}
+
+func (ScheduleCatchUp) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[17]
+}
+
+func (x ScheduleCatchUp) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScheduleCatchUp.Descriptor instead.
+func (ScheduleCatchUp) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+}
+
+// Which session a fire runs in.
+type ScheduleSession int32
+
+const (
+	// EACH_FIRE.
+	ScheduleSession_SCHEDULE_SESSION_UNSPECIFIED ScheduleSession = 0
+	// A new session each fire: "schedule:NAME:FIRE" (FIRE: the fire time, UTC,
+	// YYYYMMDDTHHMMSSZ; a TriggerSchedule's: YYYYMMDDTHHMMSS.mmmZ-trigger).
+	ScheduleSession_SCHEDULE_SESSION_EACH_FIRE ScheduleSession = 1
+	// One session, "schedule:NAME", whose transcript grows fire after fire.
+	ScheduleSession_SCHEDULE_SESSION_ONE ScheduleSession = 2
+)
+
+// Enum value maps for ScheduleSession.
+var (
+	ScheduleSession_name = map[int32]string{
+		0: "SCHEDULE_SESSION_UNSPECIFIED",
+		1: "SCHEDULE_SESSION_EACH_FIRE",
+		2: "SCHEDULE_SESSION_ONE",
+	}
+	ScheduleSession_value = map[string]int32{
+		"SCHEDULE_SESSION_UNSPECIFIED": 0,
+		"SCHEDULE_SESSION_EACH_FIRE":   1,
+		"SCHEDULE_SESSION_ONE":         2,
+	}
+)
+
+func (x ScheduleSession) Enum() *ScheduleSession {
+	p := new(ScheduleSession)
+	*p = x
+	return p
+}
+
+func (x ScheduleSession) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScheduleSession) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[18].Descriptor()
+}
+
+func (ScheduleSession) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[18]
+}
+
+func (x ScheduleSession) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScheduleSession.Descriptor instead.
+func (ScheduleSession) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -8328,6 +8520,824 @@ func (x *CompactResponse) GetCheckpoint() *Checkpoint {
 	return nil
 }
 
+// When a schedule fires: a cron expression read in a time zone.
+type ScheduleCron struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Five fields: minute hour day-of-month month day-of-week (as crontab(5), with ranges,
+	// steps, lists, names and L, #).
+	Expression string `protobuf:"bytes,1,opt,name=expression,proto3" json:"expression,omitempty"`
+	// An IANA time zone ("Europe/Berlin"); empty: UTC. The expression is read in local time:
+	// a time skipped by a daylight-saving change fires once, when the clock jumps past it; a
+	// time repeated by one fires once, the first time.
+	TimeZone      string `protobuf:"bytes,2,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleCron) Reset() {
+	*x = ScheduleCron{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleCron) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleCron) ProtoMessage() {}
+
+func (x *ScheduleCron) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleCron.ProtoReflect.Descriptor instead.
+func (*ScheduleCron) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *ScheduleCron) GetExpression() string {
+	if x != nil {
+		return x.Expression
+	}
+	return ""
+}
+
+func (x *ScheduleCron) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+// What a schedule runs and when.
+type ScheduleSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// [A-Za-z0-9][A-Za-z0-9._-]{0,63}
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Types that are valid to be assigned to When:
+	//
+	//	*ScheduleSpec_Cron
+	//	*ScheduleSpec_IntervalMs
+	When  isScheduleSpec_When `protobuf_oneof:"when"`
+	Agent *AgentSpec          `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The input of each fire's run (usually one user message).
+	Input         []*Message      `protobuf:"bytes,5,rep,name=input,proto3" json:"input,omitempty"`
+	Overlap       ScheduleOverlap `protobuf:"varint,6,opt,name=overlap,proto3,enum=luosho.v1.ScheduleOverlap" json:"overlap,omitempty"`
+	CatchUp       ScheduleCatchUp `protobuf:"varint,7,opt,name=catch_up,json=catchUp,proto3,enum=luosho.v1.ScheduleCatchUp" json:"catch_up,omitempty"`
+	Session       ScheduleSession `protobuf:"varint,8,opt,name=session,proto3,enum=luosho.v1.ScheduleSession" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleSpec) Reset() {
+	*x = ScheduleSpec{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleSpec) ProtoMessage() {}
+
+func (x *ScheduleSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleSpec.ProtoReflect.Descriptor instead.
+func (*ScheduleSpec) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *ScheduleSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ScheduleSpec) GetWhen() isScheduleSpec_When {
+	if x != nil {
+		return x.When
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetCron() *ScheduleCron {
+	if x != nil {
+		if x, ok := x.When.(*ScheduleSpec_Cron); ok {
+			return x.Cron
+		}
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetIntervalMs() int64 {
+	if x != nil {
+		if x, ok := x.When.(*ScheduleSpec_IntervalMs); ok {
+			return x.IntervalMs
+		}
+	}
+	return 0
+}
+
+func (x *ScheduleSpec) GetAgent() *AgentSpec {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetInput() []*Message {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *ScheduleSpec) GetOverlap() ScheduleOverlap {
+	if x != nil {
+		return x.Overlap
+	}
+	return ScheduleOverlap_SCHEDULE_OVERLAP_UNSPECIFIED
+}
+
+func (x *ScheduleSpec) GetCatchUp() ScheduleCatchUp {
+	if x != nil {
+		return x.CatchUp
+	}
+	return ScheduleCatchUp_SCHEDULE_CATCH_UP_UNSPECIFIED
+}
+
+func (x *ScheduleSpec) GetSession() ScheduleSession {
+	if x != nil {
+		return x.Session
+	}
+	return ScheduleSession_SCHEDULE_SESSION_UNSPECIFIED
+}
+
+type isScheduleSpec_When interface {
+	isScheduleSpec_When()
+}
+
+type ScheduleSpec_Cron struct {
+	Cron *ScheduleCron `protobuf:"bytes,2,opt,name=cron,proto3,oneof"`
+}
+
+type ScheduleSpec_IntervalMs struct {
+	// Every interval_ms from the schedule's creation (at least 1000).
+	IntervalMs int64 `protobuf:"varint,3,opt,name=interval_ms,json=intervalMs,proto3,oneof"`
+}
+
+func (*ScheduleSpec_Cron) isScheduleSpec_When() {}
+
+func (*ScheduleSpec_IntervalMs) isScheduleSpec_When() {}
+
+// A schedule and where its fires stand.
+type Schedule struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Spec   *ScheduleSpec          `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	Paused bool                   `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	// The next fire time (unset while paused).
+	NextFire *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=next_fire,json=nextFire,proto3" json:"next_fire,omitempty"`
+	// The latest fire that ran (or was queued), and its session.
+	LastFire      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_fire,json=lastFire,proto3" json:"last_fire,omitempty"`
+	LastSessionId string                 `protobuf:"bytes,5,opt,name=last_session_id,json=lastSessionId,proto3" json:"last_session_id,omitempty"`
+	// Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+	// creation; fires due while paused are neither.
+	Fired         int64                  `protobuf:"varint,6,opt,name=fired,proto3" json:"fired,omitempty"`
+	Skipped       int64                  `protobuf:"varint,7,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Schedule) Reset() {
+	*x = Schedule{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Schedule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Schedule) ProtoMessage() {}
+
+func (x *Schedule) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Schedule.ProtoReflect.Descriptor instead.
+func (*Schedule) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *Schedule) GetSpec() *ScheduleSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *Schedule) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Schedule) GetNextFire() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextFire
+	}
+	return nil
+}
+
+func (x *Schedule) GetLastFire() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastFire
+	}
+	return nil
+}
+
+func (x *Schedule) GetLastSessionId() string {
+	if x != nil {
+		return x.LastSessionId
+	}
+	return ""
+}
+
+func (x *Schedule) GetFired() int64 {
+	if x != nil {
+		return x.Fired
+	}
+	return 0
+}
+
+func (x *Schedule) GetSkipped() int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
+}
+
+func (x *Schedule) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+type CreateScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *ScheduleSpec          `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateScheduleRequest) Reset() {
+	*x = CreateScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateScheduleRequest) ProtoMessage() {}
+
+func (x *CreateScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateScheduleRequest.ProtoReflect.Descriptor instead.
+func (*CreateScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *CreateScheduleRequest) GetSpec() *ScheduleSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type CreateScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateScheduleResponse) Reset() {
+	*x = CreateScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateScheduleResponse) ProtoMessage() {}
+
+func (x *CreateScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateScheduleResponse.ProtoReflect.Descriptor instead.
+func (*CreateScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *CreateScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type ListSchedulesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesRequest) Reset() {
+	*x = ListSchedulesRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesRequest) ProtoMessage() {}
+
+func (x *ListSchedulesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesRequest.ProtoReflect.Descriptor instead.
+func (*ListSchedulesRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{91}
+}
+
+type ListSchedulesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedules     []*Schedule            `protobuf:"bytes,1,rep,name=schedules,proto3" json:"schedules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesResponse) Reset() {
+	*x = ListSchedulesResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesResponse) ProtoMessage() {}
+
+func (x *ListSchedulesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesResponse.ProtoReflect.Descriptor instead.
+func (*ListSchedulesResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *ListSchedulesResponse) GetSchedules() []*Schedule {
+	if x != nil {
+		return x.Schedules
+	}
+	return nil
+}
+
+type PauseScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseScheduleRequest) Reset() {
+	*x = PauseScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseScheduleRequest) ProtoMessage() {}
+
+func (x *PauseScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseScheduleRequest.ProtoReflect.Descriptor instead.
+func (*PauseScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *PauseScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type PauseScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseScheduleResponse) Reset() {
+	*x = PauseScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseScheduleResponse) ProtoMessage() {}
+
+func (x *PauseScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseScheduleResponse.ProtoReflect.Descriptor instead.
+func (*PauseScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *PauseScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type ResumeScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeScheduleRequest) Reset() {
+	*x = ResumeScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeScheduleRequest) ProtoMessage() {}
+
+func (x *ResumeScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeScheduleRequest.ProtoReflect.Descriptor instead.
+func (*ResumeScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *ResumeScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ResumeScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeScheduleResponse) Reset() {
+	*x = ResumeScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeScheduleResponse) ProtoMessage() {}
+
+func (x *ResumeScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeScheduleResponse.ProtoReflect.Descriptor instead.
+func (*ResumeScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *ResumeScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type DeleteScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleRequest) Reset() {
+	*x = DeleteScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleRequest) ProtoMessage() {}
+
+func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleRequest.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{97}
+}
+
+func (x *DeleteScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeleteScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleResponse) Reset() {
+	*x = DeleteScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleResponse) ProtoMessage() {}
+
+func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleResponse.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{98}
+}
+
+type TriggerScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TriggerScheduleRequest) Reset() {
+	*x = TriggerScheduleRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TriggerScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TriggerScheduleRequest) ProtoMessage() {}
+
+func (x *TriggerScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TriggerScheduleRequest.ProtoReflect.Descriptor instead.
+func (*TriggerScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *TriggerScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type TriggerScheduleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session the fire runs in and its request id (R74): follow it with Watch.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TriggerScheduleResponse) Reset() {
+	*x = TriggerScheduleResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TriggerScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TriggerScheduleResponse) ProtoMessage() {}
+
+func (x *TriggerScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TriggerScheduleResponse.ProtoReflect.Descriptor instead.
+func (*TriggerScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *TriggerScheduleResponse) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *TriggerScheduleResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 var File_luosho_v1_agent_proto protoreflect.FileDescriptor
 
 const file_luosho_v1_agent_proto_rawDesc = "" +
@@ -9009,7 +10019,58 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tcompacted\x18\x01 \x01(\bR\tcompacted\x125\n" +
 	"\n" +
 	"checkpoint\x18\x02 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint*\xfa\x1c\n" +
+	"checkpoint\"K\n" +
+	"\fScheduleCron\x12\x1e\n" +
+	"\n" +
+	"expression\x18\x01 \x01(\tR\n" +
+	"expression\x12\x1b\n" +
+	"\ttime_zone\x18\x02 \x01(\tR\btimeZone\"\xf5\x02\n" +
+	"\fScheduleSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
+	"\x04cron\x18\x02 \x01(\v2\x17.luosho.v1.ScheduleCronH\x00R\x04cron\x12!\n" +
+	"\vinterval_ms\x18\x03 \x01(\x03H\x00R\n" +
+	"intervalMs\x12*\n" +
+	"\x05agent\x18\x04 \x01(\v2\x14.luosho.v1.AgentSpecR\x05agent\x12(\n" +
+	"\x05input\x18\x05 \x03(\v2\x12.luosho.v1.MessageR\x05input\x124\n" +
+	"\aoverlap\x18\x06 \x01(\x0e2\x1a.luosho.v1.ScheduleOverlapR\aoverlap\x125\n" +
+	"\bcatch_up\x18\a \x01(\x0e2\x1a.luosho.v1.ScheduleCatchUpR\acatchUp\x124\n" +
+	"\asession\x18\b \x01(\x0e2\x1a.luosho.v1.ScheduleSessionR\asessionB\x06\n" +
+	"\x04when\"\xd4\x02\n" +
+	"\bSchedule\x12+\n" +
+	"\x04spec\x18\x01 \x01(\v2\x17.luosho.v1.ScheduleSpecR\x04spec\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\x127\n" +
+	"\tnext_fire\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bnextFire\x127\n" +
+	"\tlast_fire\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\blastFire\x12&\n" +
+	"\x0flast_session_id\x18\x05 \x01(\tR\rlastSessionId\x12\x14\n" +
+	"\x05fired\x18\x06 \x01(\x03R\x05fired\x12\x18\n" +
+	"\askipped\x18\a \x01(\x03R\askipped\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"D\n" +
+	"\x15CreateScheduleRequest\x12+\n" +
+	"\x04spec\x18\x01 \x01(\v2\x17.luosho.v1.ScheduleSpecR\x04spec\"I\n" +
+	"\x16CreateScheduleResponse\x12/\n" +
+	"\bschedule\x18\x01 \x01(\v2\x13.luosho.v1.ScheduleR\bschedule\"\x16\n" +
+	"\x14ListSchedulesRequest\"J\n" +
+	"\x15ListSchedulesResponse\x121\n" +
+	"\tschedules\x18\x01 \x03(\v2\x13.luosho.v1.ScheduleR\tschedules\"*\n" +
+	"\x14PauseScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"H\n" +
+	"\x15PauseScheduleResponse\x12/\n" +
+	"\bschedule\x18\x01 \x01(\v2\x13.luosho.v1.ScheduleR\bschedule\"+\n" +
+	"\x15ResumeScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"I\n" +
+	"\x16ResumeScheduleResponse\x12/\n" +
+	"\bschedule\x18\x01 \x01(\v2\x13.luosho.v1.ScheduleR\bschedule\"+\n" +
+	"\x15DeleteScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x18\n" +
+	"\x16DeleteScheduleResponse\",\n" +
+	"\x16TriggerScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"W\n" +
+	"\x17TriggerScheduleResponse\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId*\xb5\x1e\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -9111,7 +10172,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01\x12#\n" +
 	"\x1eERROR_REASON_INVALID_REASONING\x10\xa0\x01\x12(\n" +
 	"#ERROR_REASON_CONTEXT_WINDOW_UNKNOWN\x10\xa5\x01\x12$\n" +
-	"\x1fERROR_REASON_INVALID_COMPACTION\x10\xa6\x01*_\n" +
+	"\x1fERROR_REASON_INVALID_COMPACTION\x10\xa6\x01\x12\"\n" +
+	"\x1dERROR_REASON_INVALID_SCHEDULE\x10\xaf\x01\x12#\n" +
+	"\x1eERROR_REASON_UNKNOWN_TIME_ZONE\x10\xb0\x01\x12!\n" +
+	"\x1cERROR_REASON_SCHEDULE_EXISTS\x10\xb1\x01\x12$\n" +
+	"\x1fERROR_REASON_SCHEDULE_NOT_FOUND\x10\xb2\x01\x12'\n" +
+	"\"ERROR_REASON_SCHEDULES_UNSUPPORTED\x10\xb3\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -9190,7 +10256,21 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1cMCP_SERVER_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cMCP_SERVER_STATE_NOT_STARTED\x10\x01\x12\x1c\n" +
 	"\x18MCP_SERVER_STATE_RUNNING\x10\x02\x12\x19\n" +
-	"\x15MCP_SERVER_STATE_DOWN\x10\x032\x9c\t\n" +
+	"\x15MCP_SERVER_STATE_DOWN\x10\x03*\x88\x01\n" +
+	"\x0fScheduleOverlap\x12 \n" +
+	"\x1cSCHEDULE_OVERLAP_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15SCHEDULE_OVERLAP_SKIP\x10\x01\x12\x1c\n" +
+	"\x18SCHEDULE_OVERLAP_ENQUEUE\x10\x02\x12\x1a\n" +
+	"\x16SCHEDULE_OVERLAP_ALLOW\x10\x03*\x89\x01\n" +
+	"\x0fScheduleCatchUp\x12!\n" +
+	"\x1dSCHEDULE_CATCH_UP_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18SCHEDULE_CATCH_UP_LATEST\x10\x01\x12\x19\n" +
+	"\x15SCHEDULE_CATCH_UP_ALL\x10\x02\x12\x1a\n" +
+	"\x16SCHEDULE_CATCH_UP_NONE\x10\x03*m\n" +
+	"\x0fScheduleSession\x12 \n" +
+	"\x1cSCHEDULE_SESSION_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aSCHEDULE_SESSION_EACH_FIRE\x10\x01\x12\x18\n" +
+	"\x14SCHEDULE_SESSION_ONE\x10\x022\xa3\r\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -9208,7 +10288,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12U\n" +
 	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponse\x12O\n" +
 	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponse\x12@\n" +
-	"\aCompact\x12\x19.luosho.v1.CompactRequest\x1a\x1a.luosho.v1.CompactResponseB\x1d\n" +
+	"\aCompact\x12\x19.luosho.v1.CompactRequest\x1a\x1a.luosho.v1.CompactResponse\x12U\n" +
+	"\x0eCreateSchedule\x12 .luosho.v1.CreateScheduleRequest\x1a!.luosho.v1.CreateScheduleResponse\x12R\n" +
+	"\rListSchedules\x12\x1f.luosho.v1.ListSchedulesRequest\x1a .luosho.v1.ListSchedulesResponse\x12R\n" +
+	"\rPauseSchedule\x12\x1f.luosho.v1.PauseScheduleRequest\x1a .luosho.v1.PauseScheduleResponse\x12U\n" +
+	"\x0eResumeSchedule\x12 .luosho.v1.ResumeScheduleRequest\x1a!.luosho.v1.ResumeScheduleResponse\x12U\n" +
+	"\x0eDeleteSchedule\x12 .luosho.v1.DeleteScheduleRequest\x1a!.luosho.v1.DeleteScheduleResponse\x12X\n" +
+	"\x0fTriggerSchedule\x12!.luosho.v1.TriggerScheduleRequest\x1a\".luosho.v1.TriggerScheduleResponseB\x1d\n" +
 	"\rdev.luosho.v1B\n" +
 	"AgentProtoP\x01b\x06proto3"
 
@@ -9224,8 +10310,8 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 16)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 19)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 105)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -9243,278 +10329,323 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(SubmitOutcome)(0),               // 13: luosho.v1.SubmitOutcome
 	(McpTransport)(0),                // 14: luosho.v1.McpTransport
 	(McpServerState)(0),              // 15: luosho.v1.McpServerState
-	(*ToolSpec)(nil),                 // 16: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 17: luosho.v1.AgentSpec
-	(*Reasoning)(nil),                // 18: luosho.v1.Reasoning
-	(*Compaction)(nil),               // 19: luosho.v1.Compaction
-	(*CompactionState)(nil),          // 20: luosho.v1.CompactionState
-	(*Limits)(nil),                   // 21: luosho.v1.Limits
-	(*Budget)(nil),                   // 22: luosho.v1.Budget
-	(*SubAgent)(nil),                 // 23: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 24: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 25: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 26: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 27: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 28: luosho.v1.ToolCall
-	(*Message)(nil),                  // 29: luosho.v1.Message
-	(*ReasoningBlock)(nil),           // 30: luosho.v1.ReasoningBlock
-	(*Usage)(nil),                    // 31: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 32: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 33: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 34: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 35: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 36: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 37: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 38: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 39: luosho.v1.Event
-	(*RunStart)(nil),                 // 40: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 41: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 42: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 43: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 44: luosho.v1.ToolCallRequested
-	(*ToolReconcile)(nil),            // 45: luosho.v1.ToolReconcile
-	(*ToolRetry)(nil),                // 46: luosho.v1.ToolRetry
-	(*ProviderRetry)(nil),            // 47: luosho.v1.ProviderRetry
-	(*ProviderFallback)(nil),         // 48: luosho.v1.ProviderFallback
-	(*ToolResult)(nil),               // 49: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 50: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 51: luosho.v1.TextDelta
-	(*ReasoningDelta)(nil),           // 52: luosho.v1.ReasoningDelta
-	(*AgentDrift)(nil),               // 53: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 54: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 55: luosho.v1.BudgetExceeded
-	(*CompactionStart)(nil),          // 56: luosho.v1.CompactionStart
-	(*CompactionDone)(nil),           // 57: luosho.v1.CompactionDone
-	(*RunDone)(nil),                  // 58: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 59: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 60: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 61: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 62: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 63: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 64: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 65: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 66: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 67: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 68: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 69: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 70: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 71: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 72: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 73: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 74: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 75: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 76: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 77: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 78: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 79: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 80: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 81: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 82: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 83: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 84: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 85: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 86: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 87: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 88: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 89: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 90: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 91: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 92: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 93: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 94: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 95: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 96: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 97: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 98: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 99: luosho.v1.McpTool
-	(*CompactRequest)(nil),           // 100: luosho.v1.CompactRequest
-	(*CompactResponse)(nil),          // 101: luosho.v1.CompactResponse
-	nil,                              // 102: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 103: luosho.v1.Checkpoint.AttemptsEntry
-	nil,                              // 104: luosho.v1.GetSessionResponse.UsageByModelEntry
-	nil,                              // 105: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 106: google.protobuf.Timestamp
+	(ScheduleOverlap)(0),             // 16: luosho.v1.ScheduleOverlap
+	(ScheduleCatchUp)(0),             // 17: luosho.v1.ScheduleCatchUp
+	(ScheduleSession)(0),             // 18: luosho.v1.ScheduleSession
+	(*ToolSpec)(nil),                 // 19: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 20: luosho.v1.AgentSpec
+	(*Reasoning)(nil),                // 21: luosho.v1.Reasoning
+	(*Compaction)(nil),               // 22: luosho.v1.Compaction
+	(*CompactionState)(nil),          // 23: luosho.v1.CompactionState
+	(*Limits)(nil),                   // 24: luosho.v1.Limits
+	(*Budget)(nil),                   // 25: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 26: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 27: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 28: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 29: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 30: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 31: luosho.v1.ToolCall
+	(*Message)(nil),                  // 32: luosho.v1.Message
+	(*ReasoningBlock)(nil),           // 33: luosho.v1.ReasoningBlock
+	(*Usage)(nil),                    // 34: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 35: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 36: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 37: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 38: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 39: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 40: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 41: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 42: luosho.v1.Event
+	(*RunStart)(nil),                 // 43: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 44: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 45: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 46: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 47: luosho.v1.ToolCallRequested
+	(*ToolReconcile)(nil),            // 48: luosho.v1.ToolReconcile
+	(*ToolRetry)(nil),                // 49: luosho.v1.ToolRetry
+	(*ProviderRetry)(nil),            // 50: luosho.v1.ProviderRetry
+	(*ProviderFallback)(nil),         // 51: luosho.v1.ProviderFallback
+	(*ToolResult)(nil),               // 52: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 53: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 54: luosho.v1.TextDelta
+	(*ReasoningDelta)(nil),           // 55: luosho.v1.ReasoningDelta
+	(*AgentDrift)(nil),               // 56: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 57: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 58: luosho.v1.BudgetExceeded
+	(*CompactionStart)(nil),          // 59: luosho.v1.CompactionStart
+	(*CompactionDone)(nil),           // 60: luosho.v1.CompactionDone
+	(*RunDone)(nil),                  // 61: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 62: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 63: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 64: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 65: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 66: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 67: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 68: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 69: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 70: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 71: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 72: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 73: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 74: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 75: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 76: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 77: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 78: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 79: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 80: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 81: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 82: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 83: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 84: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 85: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 86: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 87: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 88: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 89: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 90: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 91: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 92: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 93: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 94: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 95: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 96: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 97: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 98: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 99: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 100: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 101: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 102: luosho.v1.McpTool
+	(*CompactRequest)(nil),           // 103: luosho.v1.CompactRequest
+	(*CompactResponse)(nil),          // 104: luosho.v1.CompactResponse
+	(*ScheduleCron)(nil),             // 105: luosho.v1.ScheduleCron
+	(*ScheduleSpec)(nil),             // 106: luosho.v1.ScheduleSpec
+	(*Schedule)(nil),                 // 107: luosho.v1.Schedule
+	(*CreateScheduleRequest)(nil),    // 108: luosho.v1.CreateScheduleRequest
+	(*CreateScheduleResponse)(nil),   // 109: luosho.v1.CreateScheduleResponse
+	(*ListSchedulesRequest)(nil),     // 110: luosho.v1.ListSchedulesRequest
+	(*ListSchedulesResponse)(nil),    // 111: luosho.v1.ListSchedulesResponse
+	(*PauseScheduleRequest)(nil),     // 112: luosho.v1.PauseScheduleRequest
+	(*PauseScheduleResponse)(nil),    // 113: luosho.v1.PauseScheduleResponse
+	(*ResumeScheduleRequest)(nil),    // 114: luosho.v1.ResumeScheduleRequest
+	(*ResumeScheduleResponse)(nil),   // 115: luosho.v1.ResumeScheduleResponse
+	(*DeleteScheduleRequest)(nil),    // 116: luosho.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil),   // 117: luosho.v1.DeleteScheduleResponse
+	(*TriggerScheduleRequest)(nil),   // 118: luosho.v1.TriggerScheduleRequest
+	(*TriggerScheduleResponse)(nil),  // 119: luosho.v1.TriggerScheduleResponse
+	nil,                              // 120: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 121: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 122: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 123: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 124: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	16,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	19,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	25,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	23,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	21,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
-	18,  // 5: luosho.v1.AgentSpec.reasoning:type_name -> luosho.v1.Reasoning
-	19,  // 6: luosho.v1.AgentSpec.compaction:type_name -> luosho.v1.Compaction
+	28,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	26,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	24,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	21,  // 5: luosho.v1.AgentSpec.reasoning:type_name -> luosho.v1.Reasoning
+	22,  // 6: luosho.v1.AgentSpec.compaction:type_name -> luosho.v1.Compaction
 	5,   // 7: luosho.v1.Compaction.strategy:type_name -> luosho.v1.CompactionStrategy
-	22,  // 8: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
-	22,  // 9: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
-	17,  // 10: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	26,  // 11: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	27,  // 12: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	25,  // 8: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	25,  // 9: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	20,  // 10: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	29,  // 11: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	30,  // 12: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
 	6,   // 13: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
 	7,   // 14: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	26,  // 15: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	29,  // 15: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
 	1,   // 16: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	28,  // 17: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	31,  // 18: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
-	30,  // 19: luosho.v1.Message.reasoning:type_name -> luosho.v1.ReasoningBlock
-	28,  // 20: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	102, // 21: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	29,  // 22: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	31,  // 23: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	31,  // 17: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	34,  // 18: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	33,  // 19: luosho.v1.Message.reasoning:type_name -> luosho.v1.ReasoningBlock
+	31,  // 20: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	120, // 21: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	32,  // 22: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	34,  // 23: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	3,   // 24: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 25: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	33,  // 26: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	32,  // 27: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	106, // 28: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	17,  // 29: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	31,  // 30: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	53,  // 31: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	31,  // 32: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	35,  // 33: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	29,  // 34: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	103, // 35: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
-	35,  // 36: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	106, // 37: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
-	106, // 38: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
-	20,  // 39: luosho.v1.Checkpoint.compaction:type_name -> luosho.v1.CompactionState
-	106, // 40: luosho.v1.Checkpoint.wake_at:type_name -> google.protobuf.Timestamp
-	29,  // 41: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	31,  // 42: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	33,  // 43: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	28,  // 44: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	28,  // 45: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	33,  // 46: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	106, // 47: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	106, // 48: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	36,  // 26: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	35,  // 27: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	124, // 28: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	20,  // 29: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 30: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	56,  // 31: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	34,  // 32: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	38,  // 33: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	32,  // 34: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	121, // 35: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	38,  // 36: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	124, // 37: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	124, // 38: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	23,  // 39: luosho.v1.Checkpoint.compaction:type_name -> luosho.v1.CompactionState
+	124, // 40: luosho.v1.Checkpoint.wake_at:type_name -> google.protobuf.Timestamp
+	32,  // 41: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	34,  // 42: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	36,  // 43: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	31,  // 44: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	31,  // 45: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	36,  // 46: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	124, // 47: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	124, // 48: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	8,   // 49: luosho.v1.Approval.kind:type_name -> luosho.v1.ApprovalKind
-	106, // 50: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	124, // 50: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	3,   // 51: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	34,  // 52: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	31,  // 53: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
-	31,  // 54: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	37,  // 52: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	34,  // 53: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	34,  // 54: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
 	3,   // 55: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 56: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	106, // 57: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	53,  // 58: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	31,  // 59: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	106, // 60: luosho.v1.SessionSummary.wake_at:type_name -> google.protobuf.Timestamp
-	106, // 61: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	40,  // 62: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	42,  // 63: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	43,  // 64: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	44,  // 65: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	49,  // 66: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	50,  // 67: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	58,  // 68: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	53,  // 69: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	51,  // 70: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	54,  // 71: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	46,  // 72: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	61,  // 73: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	41,  // 74: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	55,  // 75: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	45,  // 76: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	47,  // 77: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
-	48,  // 78: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
-	52,  // 79: luosho.v1.Event.reasoning_delta:type_name -> luosho.v1.ReasoningDelta
-	56,  // 80: luosho.v1.Event.compaction_start:type_name -> luosho.v1.CompactionStart
-	57,  // 81: luosho.v1.Event.compaction_done:type_name -> luosho.v1.CompactionDone
-	24,  // 82: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	124, // 57: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	56,  // 58: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	34,  // 59: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	124, // 60: luosho.v1.SessionSummary.wake_at:type_name -> google.protobuf.Timestamp
+	124, // 61: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	43,  // 62: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	45,  // 63: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	46,  // 64: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	47,  // 65: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	52,  // 66: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	53,  // 67: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	61,  // 68: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	56,  // 69: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	54,  // 70: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	57,  // 71: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	49,  // 72: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	64,  // 73: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	44,  // 74: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	58,  // 75: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	48,  // 76: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	50,  // 77: luosho.v1.Event.provider_retry:type_name -> luosho.v1.ProviderRetry
+	51,  // 78: luosho.v1.Event.provider_fallback:type_name -> luosho.v1.ProviderFallback
+	55,  // 79: luosho.v1.Event.reasoning_delta:type_name -> luosho.v1.ReasoningDelta
+	59,  // 80: luosho.v1.Event.compaction_start:type_name -> luosho.v1.CompactionStart
+	60,  // 81: luosho.v1.Event.compaction_done:type_name -> luosho.v1.CompactionDone
+	27,  // 82: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
 	9,   // 83: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	33,  // 84: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	29,  // 85: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	31,  // 86: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	28,  // 87: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	36,  // 84: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	32,  // 85: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	34,  // 86: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	31,  // 87: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
 	11,  // 88: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
 	10,  // 89: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	28,  // 90: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	36,  // 91: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	31,  // 92: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	31,  // 93: luosho.v1.CompactionDone.usage:type_name -> luosho.v1.Usage
+	31,  // 90: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	39,  // 91: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	34,  // 92: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	34,  // 93: luosho.v1.CompactionDone.usage:type_name -> luosho.v1.Usage
 	4,   // 94: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
 	3,   // 95: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	31,  // 96: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	29,  // 97: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	17,  // 98: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	34,  // 96: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	32,  // 97: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	20,  // 98: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
 	12,  // 99: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	29,  // 100: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	32,  // 100: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
 	12,  // 101: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	106, // 102: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	39,  // 103: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	17,  // 104: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	39,  // 105: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	124, // 102: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	42,  // 103: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	20,  // 104: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	42,  // 105: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
 	10,  // 106: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
 	13,  // 107: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	34,  // 108: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	60,  // 109: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	73,  // 110: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	104, // 111: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
-	105, // 112: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	106, // 113: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	106, // 114: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	37,  // 108: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	63,  // 109: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	76,  // 110: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	122, // 111: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	123, // 112: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	124, // 113: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	124, // 114: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
 	3,   // 115: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	38,  // 116: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	17,  // 117: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	39,  // 118: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	36,  // 119: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	37,  // 120: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	29,  // 121: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	85,  // 122: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	84,  // 123: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	34,  // 124: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	90,  // 125: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	31,  // 126: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
-	89,  // 127: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	91,  // 128: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	41,  // 116: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	20,  // 117: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	42,  // 118: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	39,  // 119: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	40,  // 120: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	32,  // 121: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	88,  // 122: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	87,  // 123: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	37,  // 124: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	93,  // 125: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	34,  // 126: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	92,  // 127: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	94,  // 128: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
 	4,   // 129: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
 	4,   // 130: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	89,  // 131: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	89,  // 132: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	92,  // 133: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	39,  // 134: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	98,  // 135: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	92,  // 131: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	92,  // 132: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	95,  // 133: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	42,  // 134: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	101, // 135: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
 	14,  // 136: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
 	15,  // 137: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	99,  // 138: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	102, // 138: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
 	5,   // 139: luosho.v1.CompactRequest.strategy:type_name -> luosho.v1.CompactionStrategy
-	34,  // 140: luosho.v1.CompactResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	31,  // 141: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
-	59,  // 142: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	65,  // 143: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	67,  // 144: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	69,  // 145: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	71,  // 146: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	74,  // 147: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	76,  // 148: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	78,  // 149: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	80,  // 150: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	82,  // 151: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	86,  // 152: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	88,  // 153: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	94,  // 154: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	96,  // 155: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	62,  // 156: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	100, // 157: luosho.v1.AgentService.Compact:input_type -> luosho.v1.CompactRequest
-	64,  // 158: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	66,  // 159: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	68,  // 160: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	70,  // 161: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	72,  // 162: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	75,  // 163: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	77,  // 164: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	79,  // 165: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	81,  // 166: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	83,  // 167: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	87,  // 168: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	93,  // 169: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	95,  // 170: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	97,  // 171: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	63,  // 172: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	101, // 173: luosho.v1.AgentService.Compact:output_type -> luosho.v1.CompactResponse
-	158, // [158:174] is the sub-list for method output_type
-	142, // [142:158] is the sub-list for method input_type
-	142, // [142:142] is the sub-list for extension type_name
-	142, // [142:142] is the sub-list for extension extendee
-	0,   // [0:142] is the sub-list for field type_name
+	37,  // 140: luosho.v1.CompactResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	105, // 141: luosho.v1.ScheduleSpec.cron:type_name -> luosho.v1.ScheduleCron
+	20,  // 142: luosho.v1.ScheduleSpec.agent:type_name -> luosho.v1.AgentSpec
+	32,  // 143: luosho.v1.ScheduleSpec.input:type_name -> luosho.v1.Message
+	16,  // 144: luosho.v1.ScheduleSpec.overlap:type_name -> luosho.v1.ScheduleOverlap
+	17,  // 145: luosho.v1.ScheduleSpec.catch_up:type_name -> luosho.v1.ScheduleCatchUp
+	18,  // 146: luosho.v1.ScheduleSpec.session:type_name -> luosho.v1.ScheduleSession
+	106, // 147: luosho.v1.Schedule.spec:type_name -> luosho.v1.ScheduleSpec
+	124, // 148: luosho.v1.Schedule.next_fire:type_name -> google.protobuf.Timestamp
+	124, // 149: luosho.v1.Schedule.last_fire:type_name -> google.protobuf.Timestamp
+	124, // 150: luosho.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	106, // 151: luosho.v1.CreateScheduleRequest.spec:type_name -> luosho.v1.ScheduleSpec
+	107, // 152: luosho.v1.CreateScheduleResponse.schedule:type_name -> luosho.v1.Schedule
+	107, // 153: luosho.v1.ListSchedulesResponse.schedules:type_name -> luosho.v1.Schedule
+	107, // 154: luosho.v1.PauseScheduleResponse.schedule:type_name -> luosho.v1.Schedule
+	107, // 155: luosho.v1.ResumeScheduleResponse.schedule:type_name -> luosho.v1.Schedule
+	34,  // 156: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	62,  // 157: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	68,  // 158: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	70,  // 159: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	72,  // 160: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	74,  // 161: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	77,  // 162: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	79,  // 163: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	81,  // 164: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	83,  // 165: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	85,  // 166: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	89,  // 167: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	91,  // 168: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	97,  // 169: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	99,  // 170: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	65,  // 171: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	103, // 172: luosho.v1.AgentService.Compact:input_type -> luosho.v1.CompactRequest
+	108, // 173: luosho.v1.AgentService.CreateSchedule:input_type -> luosho.v1.CreateScheduleRequest
+	110, // 174: luosho.v1.AgentService.ListSchedules:input_type -> luosho.v1.ListSchedulesRequest
+	112, // 175: luosho.v1.AgentService.PauseSchedule:input_type -> luosho.v1.PauseScheduleRequest
+	114, // 176: luosho.v1.AgentService.ResumeSchedule:input_type -> luosho.v1.ResumeScheduleRequest
+	116, // 177: luosho.v1.AgentService.DeleteSchedule:input_type -> luosho.v1.DeleteScheduleRequest
+	118, // 178: luosho.v1.AgentService.TriggerSchedule:input_type -> luosho.v1.TriggerScheduleRequest
+	67,  // 179: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	69,  // 180: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	71,  // 181: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	73,  // 182: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	75,  // 183: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	78,  // 184: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	80,  // 185: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	82,  // 186: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	84,  // 187: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	86,  // 188: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	90,  // 189: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	96,  // 190: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	98,  // 191: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	100, // 192: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	66,  // 193: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	104, // 194: luosho.v1.AgentService.Compact:output_type -> luosho.v1.CompactResponse
+	109, // 195: luosho.v1.AgentService.CreateSchedule:output_type -> luosho.v1.CreateScheduleResponse
+	111, // 196: luosho.v1.AgentService.ListSchedules:output_type -> luosho.v1.ListSchedulesResponse
+	113, // 197: luosho.v1.AgentService.PauseSchedule:output_type -> luosho.v1.PauseScheduleResponse
+	115, // 198: luosho.v1.AgentService.ResumeSchedule:output_type -> luosho.v1.ResumeScheduleResponse
+	117, // 199: luosho.v1.AgentService.DeleteSchedule:output_type -> luosho.v1.DeleteScheduleResponse
+	119, // 200: luosho.v1.AgentService.TriggerSchedule:output_type -> luosho.v1.TriggerScheduleResponse
+	179, // [179:201] is the sub-list for method output_type
+	157, // [157:179] is the sub-list for method input_type
+	157, // [157:157] is the sub-list for extension type_name
+	157, // [157:157] is the sub-list for extension extendee
+	0,   // [0:157] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -9556,13 +10687,17 @@ func file_luosho_v1_agent_proto_init() {
 	file_luosho_v1_agent_proto_msgTypes[74].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[77].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[83].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[87].OneofWrappers = []any{
+		(*ScheduleSpec_Cron)(nil),
+		(*ScheduleSpec_IntervalMs)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      16,
-			NumMessages:   90,
+			NumEnums:      19,
+			NumMessages:   105,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,7 @@ from luoshod.domain import (
     SessionSummary,
     Status,
     StoredEvent,
+    StoredSchedule,
 )
 from luoshod.errors import LuoshoError, StoreError
 from luoshod.store.kit import (
@@ -38,7 +39,7 @@ from luoshod.store.kit import (
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
 
-from . import environment, layout, ops, queue
+from . import environment, layout, ops, queue, schedules
 from .environment import DEFAULT_MAP_SIZE, DEFAULT_MAX_MAP_SIZE, Environment, translated
 
 T = TypeVar("T")
@@ -86,6 +87,7 @@ class LmdbStore(QueuedWrites):
             Capability.EVENT_LOG,
             Capability.LEASES,
             Capability.QUEUE,
+            Capability.SCHEDULES,
         }
     )
 
@@ -243,6 +245,21 @@ class LmdbStore(QueuedWrites):
 
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         return await self._read("queued_sessions", queue.sessions, after, limit)
+
+    async def _create_schedule(self, name: str, data: bytes) -> StoredSchedule | None:
+        return await self._write("create_schedule", schedules.create, name, data)
+
+    async def _get_schedule(self, name: str) -> StoredSchedule | None:
+        return await self._read("get_schedule", schedules.get, name)
+
+    async def _list_schedules(self) -> list[StoredSchedule]:
+        return await self._read("list_schedules", schedules.every)
+
+    async def _update_schedule(self, name: str, data: bytes, version: int) -> StoredSchedule | None:
+        return await self._write("update_schedule", schedules.update, name, data, version)
+
+    async def _delete_schedule(self, name: str) -> bool:
+        return await self._write("delete_schedule", schedules.delete, name)
 
     async def _session_ids(self, after: str, limit: int) -> list[str]:
         return await self._read("session_ids", ops.session_ids, after, limit)

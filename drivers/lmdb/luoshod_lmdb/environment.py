@@ -39,7 +39,7 @@ T = TypeVar("T")
 MiB = 1 << 20
 DEFAULT_MAP_SIZE = 64 * MiB
 DEFAULT_MAX_MAP_SIZE = 1 << 40  # 1 TiB of address space; the disk is usually the limit
-MAX_DBS = 16
+MAX_DBS = 24
 
 
 class SchemaTooNew(Exception):
@@ -68,11 +68,16 @@ def _migrate_to_4(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     (whose delete would leave a session's queue behind) refuses the environment."""
 
 
+def _migrate_to_5(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
+    """Schedules (R87) in ``schedules``, created at open."""
+
+
 MIGRATIONS: list[Callable[[lmdb.Transaction[bytes], Dbs], None]] = [
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
+    _migrate_to_5,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

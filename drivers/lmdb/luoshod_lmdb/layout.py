@@ -29,6 +29,8 @@ database            key                                    value
                                                            written; numbers are dense)
 ``queue``           session id, NUL, u64 position + 2**62  a queued input's JSON (R69;
                                                            :func:`queue_key`)
+``schedules``       schedule name                          u64 version, then the
+                                                           schedule's data (R87)
 ==================  =====================================  ==============================
 
 **Message logs.** A log is a byte stream of messages, each a small fixed header and its
@@ -71,6 +73,7 @@ LEASES = b"leases"
 REQUESTS = b"requests"
 REQUEST_ORDER = b"request_order"
 QUEUE = b"queue"
+SCHEDULES = b"schedules"
 DATABASES = (
     META,
     SESSIONS,
@@ -87,6 +90,7 @@ DATABASES = (
     REQUESTS,
     REQUEST_ORDER,
     QUEUE,
+    SCHEDULES,
 )
 
 SCHEMA_VERSION_KEY = b"schema_version"
@@ -284,6 +288,7 @@ class Dbs:
     queue: Any
     requests: Any
     request_order: Any
+    schedules: Any
 
 
 def keys_under(

@@ -156,11 +156,11 @@ async def test_an_environment_of_schema_2_opens_and_gains_request_records(env_di
     await store.close()
     env = lmdb.open(str(env_dir), max_dbs=16)
     with env.begin(write=True) as txn:
-        for name in (layout.REQUESTS, layout.REQUEST_ORDER, layout.QUEUE):
+        for name in (layout.REQUESTS, layout.REQUEST_ORDER, layout.QUEUE, layout.SCHEDULES):
             txn.drop(env.open_db(name, txn=txn), delete=True)
         txn.put(layout.SCHEMA_VERSION_KEY, layout.u64(2), db=env.open_db(layout.META, txn=txn))
     env.close()
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     store = LmdbStore(env_dir)
     await store.open()
     try:
@@ -179,7 +179,7 @@ async def test_an_environment_of_schema_2_opens_and_gains_request_records(env_di
     env = lmdb.open(str(env_dir), max_dbs=16)
     with env.begin() as txn:
         found = txn.get(layout.SCHEMA_VERSION_KEY, db=env.open_db(layout.META, txn=txn))
-        assert layout.from_u64(found) == 4
+        assert layout.from_u64(found) == 5
     env.close()
 
 

@@ -25,13 +25,14 @@ from luoshod.domain import (
     SessionSummary,
     Status,
     StoredEvent,
+    StoredSchedule,
 )
 from luoshod.errors import LuoshoError, StoreError
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
 
-from . import ops, queries, queue
+from . import ops, queries, queue, schedules
 from .connection import (
     MARKS_PRUNED_EVERY,
     CommitUnknown,
@@ -98,6 +99,7 @@ class PostgresStore(QueuedWrites):
             Capability.EVENT_LOG,
             Capability.LEASES,
             Capability.QUEUE,
+            Capability.SCHEDULES,
         }
     )
 
@@ -240,6 +242,23 @@ class PostgresStore(QueuedWrites):
 
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         return await self._autocommit("queued_sessions", queue.sessions, after, limit)
+
+    # -- schedules (R87) ----------------------------------------------------------------
+
+    async def _create_schedule(self, name: str, data: bytes) -> StoredSchedule | None:
+        return await self._write("create_schedule", [], schedules.create, name, data)
+
+    async def _get_schedule(self, name: str) -> StoredSchedule | None:
+        return await self._autocommit("get_schedule", schedules.get, name)
+
+    async def _list_schedules(self) -> list[StoredSchedule]:
+        return await self._autocommit("list_schedules", schedules.every)
+
+    async def _update_schedule(self, name: str, data: bytes, version: int) -> StoredSchedule | None:
+        return await self._write("update_schedule", [], schedules.update, name, data, version)
+
+    async def _delete_schedule(self, name: str) -> bool:
+        return await self._write("delete_schedule", [], schedules.delete, name)
 
     # -- leases --------------------------------------------------------------------------
 

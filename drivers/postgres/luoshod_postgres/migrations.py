@@ -136,6 +136,16 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE INDEX commit_marks_by_age ON commit_marks (made_at)",
     ),
+    # schedules (R87), changed by compare-and-set on their version.
+    (
+        """
+        CREATE TABLE schedules (
+            name    text COLLATE "C" PRIMARY KEY,
+            version bigint NOT NULL,
+            data    bytea NOT NULL
+        )
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

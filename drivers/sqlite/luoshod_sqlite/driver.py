@@ -24,6 +24,7 @@ from luoshod.domain import (
     SessionSummary,
     Status,
     StoredEvent,
+    StoredSchedule,
 )
 from luoshod.errors import LuoshoError
 from luoshod.store.kit import (
@@ -37,7 +38,7 @@ from luoshod.store.kit import (
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
 
-from . import ops, queue
+from . import ops, queue, schedules
 from .connection import connect, transaction, translated
 
 T = TypeVar("T")
@@ -87,6 +88,7 @@ class SqliteStore(QueuedWrites):
             Capability.EVENT_LOG,
             Capability.LEASES,
             Capability.QUEUE,
+            Capability.SCHEDULES,
         }
     )
 
@@ -286,6 +288,23 @@ class SqliteStore(QueuedWrites):
 
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         return await self._call("queued_sessions", self._read, queue.sessions, after, limit)
+
+    async def _create_schedule(self, name: str, data: bytes) -> StoredSchedule | None:
+        return await self._call("create_schedule", self._write, schedules.create, name, data)
+
+    async def _get_schedule(self, name: str) -> StoredSchedule | None:
+        return await self._call("get_schedule", self._read, schedules.get, name)
+
+    async def _list_schedules(self) -> list[StoredSchedule]:
+        return await self._call("list_schedules", self._read, schedules.every)
+
+    async def _update_schedule(self, name: str, data: bytes, version: int) -> StoredSchedule | None:
+        return await self._call(
+            "update_schedule", self._write, schedules.update, name, data, version
+        )
+
+    async def _delete_schedule(self, name: str) -> bool:
+        return await self._call("delete_schedule", self._write, schedules.delete, name)
 
     # -- the database thread -------------------------------------------------------------
 

@@ -128,6 +128,16 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE UNIQUE INDEX queued_inputs_in_order ON queued_inputs (session_id, position)",
     ),
+    # 5 -> 6: schedules (R87), changed by compare-and-set on their version.
+    (
+        """
+        CREATE TABLE schedules (
+            name    TEXT PRIMARY KEY,
+            version INTEGER NOT NULL,
+            data    BLOB NOT NULL
+        ) WITHOUT ROWID
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

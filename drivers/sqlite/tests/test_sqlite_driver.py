@@ -134,6 +134,7 @@ NEW_IN_2 = ("approvals", "events", "event_logs")
 NEW_IN_3 = ("leases",)
 NEW_IN_4 = ("requests",)  # and its index, dropped with it
 NEW_IN_5 = ("queued_inputs",)  # and its index, dropped with it
+NEW_IN_6 = ("schedules",)
 
 
 async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_leases(
@@ -150,7 +151,7 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_lease
     await store.delete("s2", keep_history=True)
     await store.close()
     with raw(db_path) as conn:
-        for table in NEW_IN_2 + NEW_IN_3 + NEW_IN_4 + NEW_IN_5:
+        for table in NEW_IN_2 + NEW_IN_3 + NEW_IN_4 + NEW_IN_5 + NEW_IN_6:
             conn.execute(f"DROP TABLE {table}")
         conn.execute("PRAGMA user_version = 1")
         old = schema(conn)
@@ -163,9 +164,9 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_lease
     await store.open()
     try:
         with raw(db_path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
             assert {name for name, _ in schema(conn) - old} >= set(
-                NEW_IN_2 + NEW_IN_3 + NEW_IN_4 + NEW_IN_5
+                NEW_IN_2 + NEW_IN_3 + NEW_IN_4 + NEW_IN_5 + NEW_IN_6
             )
         for w in writers[:2]:
             assert await store.load(w.session_id) == w.snapshots[-1]

@@ -726,6 +726,13 @@ def add_command(
             help="the daemon's --metrics-listen: adds its version, store, listeners, runs and "
             "leases (env LUOSHOD_METRICS_ADDRESS)",
         )
+    elif name == "schedules":
+        from .schedules import add_schedules_commands
+
+        add_schedules_commands(
+            group(name, "luoshod schedules list\n  luoshod schedules trigger daily-report"),
+            command,
+        )
     elif name == "mcp":
         from .mcp import add_mcp_commands
 

@@ -86,6 +86,13 @@ def optional_calls(store: Store) -> dict[Capability, list[Callable[[], Awaitable
             lambda: store.remove_queued_input("s", "r"),
             lambda: store.queued_sessions(page_size=10, page_token=""),
         ],
+        Capability.SCHEDULES: [
+            lambda: store.create_schedule("n", b"x"),
+            lambda: store.get_schedule("n"),
+            lambda: store.list_schedules(),
+            lambda: store.update_schedule("n", b"x", version=1),
+            lambda: store.delete_schedule("n"),
+        ],
     }
 
 

@@ -46,6 +46,7 @@ from ...domain import (
     SessionSummary,
     Status,
     StoredEvent,
+    StoredSchedule,
 )
 from ...errors import LeaseLost
 from . import eventblocks
@@ -692,6 +693,70 @@ class Store(abc.ABC):
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         """Hook of :meth:`queued_sessions`: up to ``limit`` ids after ``after``, in order."""
         raise NotImplementedError(f"{type(self).__name__} keeps no input queue")
+
+    # -- schedules (``Capability.SCHEDULES``, R87): named records, compare-and-set --------
+
+    async def create_schedule(self, name: str, data: bytes) -> StoredSchedule | None:
+        """Store a new schedule ``name`` at version 1; ``None`` (nothing written) when one
+        of that name exists: of two creations exactly one wins, also across processes.
+        Durable when acknowledged on a DURABLE driver. Raises ``ValueError`` for an empty
+        name, ``StoreError``. Drivers without ``Capability.SCHEDULES`` raise
+        ``NotImplementedError``."""
+        self._refuse_unless(Capability.SCHEDULES, "schedules")
+        if not name:
+            raise ValueError("a schedule needs a name")
+        return await self._create_schedule(name, bytes(data))
+
+    async def _create_schedule(self, name: str, data: bytes) -> StoredSchedule | None:
+        """Hook of :meth:`create_schedule` (``name`` not empty)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no schedules")
+
+    async def get_schedule(self, name: str) -> StoredSchedule | None:
+        """The schedule ``name`` as last written, or ``None``. Raises ``StoreError``.
+        Drivers without ``Capability.SCHEDULES`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.SCHEDULES, "schedules")
+        return await self._get_schedule(name)
+
+    async def _get_schedule(self, name: str) -> StoredSchedule | None:
+        """Hook of :meth:`get_schedule`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no schedules")
+
+    async def list_schedules(self) -> list[StoredSchedule]:
+        """Every schedule, ordered by name (a daemon keeps few: one scan). Raises
+        ``StoreError``. Drivers without ``Capability.SCHEDULES`` raise
+        ``NotImplementedError``."""
+        self._refuse_unless(Capability.SCHEDULES, "schedules")
+        return await self._list_schedules()
+
+    async def _list_schedules(self) -> list[StoredSchedule]:
+        """Hook of :meth:`list_schedules`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no schedules")
+
+    async def update_schedule(
+        self, name: str, data: bytes, *, version: int
+    ) -> StoredSchedule | None:
+        """Replace the data of schedule ``name`` if its stored version is ``version``
+        (compare-and-set, atomic across processes) and return it at ``version + 1``;
+        ``None`` (nothing written) when it is gone or another write came first. Raises
+        ``StoreError``. Drivers without ``Capability.SCHEDULES`` raise
+        ``NotImplementedError``."""
+        self._refuse_unless(Capability.SCHEDULES, "schedules")
+        return await self._update_schedule(name, bytes(data), version)
+
+    async def _update_schedule(self, name: str, data: bytes, version: int) -> StoredSchedule | None:
+        """Hook of :meth:`update_schedule`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no schedules")
+
+    async def delete_schedule(self, name: str) -> bool:
+        """Delete schedule ``name``; ``False`` when there is none (of two deletions exactly
+        one gets ``True``). Raises ``StoreError``. Drivers without
+        ``Capability.SCHEDULES`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.SCHEDULES, "schedules")
+        return await self._delete_schedule(name)
+
+    async def _delete_schedule(self, name: str) -> bool:
+        """Hook of :meth:`delete_schedule`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no schedules")
 
     # -- moving a whole store (``luoshod store copy``), not used by the engine ------------
 

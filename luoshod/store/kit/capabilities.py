@@ -25,3 +25,7 @@ class Capability(StrEnum):
     #: A per-session queue of inputs waiting for a busy session (R68, R69):
     #: ``enqueue_input``, ``queued_inputs``, ``remove_queued_input``, ``queued_sessions``.
     QUEUE = "queue"
+    #: Schedules (R87), each a named record changed by compare-and-set on its version:
+    #: ``create_schedule``, ``get_schedule``, ``list_schedules``, ``update_schedule``,
+    #: ``delete_schedule``.
+    SCHEDULES = "schedules"

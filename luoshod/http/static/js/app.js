@@ -1,10 +1,11 @@
-// The console: a hash router over four views and the sign-in form.
+// The console: a hash router over five views and the sign-in form.
 import { ApiError, token, whenUnauthenticated } from "./api.js";
 import { h, replace } from "./dom.js";
 import { sessionsView } from "./sessions.js";
 import { sessionView } from "./session.js";
 import { approvalsView } from "./approvals.js";
 import { compareView } from "./compare.js";
+import { schedulesView } from "./schedules.js";
 
 const view = document.getElementById("view");
 const signout = document.getElementById("signout");
@@ -24,7 +25,7 @@ async function render() {
   for (const a of document.querySelectorAll("[data-nav]")) {
     a.classList.toggle("active", a.dataset.nav === r.name || (r.name === "session" && a.dataset.nav === "sessions"));
   }
-  const views = { sessions: sessionsView, session: sessionView, approvals: approvalsView, compare: compareView };
+  const views = { sessions: sessionsView, session: sessionView, approvals: approvalsView, compare: compareView, schedules: schedulesView };
   const make = views[r.name] || sessionsView;
   replace(view, h("p", { class: "muted" }, "Loading…"));
   try {

@@ -119,6 +119,66 @@ def if_busy_value(if_busy: IfBusyLike) -> int:
     return int(if_busy)
 
 
+def _named(value: str | int | None, names: Mapping[str, int], what: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        try:
+            return names[value.lower().replace("-", "_")]
+        except KeyError:
+            raise ValueError(f"{what} must be one of {', '.join(names)}, got {value!r}") from None
+    return int(value)
+
+
+OVERLAP = {
+    "skip": agent_pb2.SCHEDULE_OVERLAP_SKIP,
+    "enqueue": agent_pb2.SCHEDULE_OVERLAP_ENQUEUE,
+    "allow": agent_pb2.SCHEDULE_OVERLAP_ALLOW,
+}
+CATCH_UP = {
+    "latest": agent_pb2.SCHEDULE_CATCH_UP_LATEST,
+    "all": agent_pb2.SCHEDULE_CATCH_UP_ALL,
+    "none": agent_pb2.SCHEDULE_CATCH_UP_NONE,
+}
+SCHEDULE_SESSION = {
+    "each_fire": agent_pb2.SCHEDULE_SESSION_EACH_FIRE,
+    "one": agent_pb2.SCHEDULE_SESSION_ONE,
+}
+
+
+def schedule_spec(
+    name: str,
+    agent: AgentLike,
+    input: InputLike,
+    *,
+    cron: str = "",
+    time_zone: str = "",
+    interval_s: float = 0,
+    overlap: str | int | None = None,
+    catch_up: str | int | None = None,
+    session: str | int | None = None,
+) -> agent_pb2.ScheduleSpec:
+    """A schedule (R87): ``cron`` (with ``time_zone``) or ``interval_s``; ``overlap`` "skip",
+    "enqueue" or "allow"; ``catch_up`` "latest", "all" or "none"; ``session``
+    "each_fire" or "one". ``ValueError`` for both or neither of cron and interval, or an
+    unknown name."""
+    if bool(cron) == bool(interval_s):
+        raise ValueError("a schedule needs either cron or interval_s")
+    spec = agent_pb2.ScheduleSpec(
+        name=name,
+        agent=agent_spec(agent),
+        input=to_messages(input),
+        overlap=_named(overlap, OVERLAP, "overlap"),
+        catch_up=_named(catch_up, CATCH_UP, "catch_up"),
+        session=_named(session, SCHEDULE_SESSION, "session"),
+    )
+    if cron:
+        spec.cron.CopyFrom(agent_pb2.ScheduleCron(expression=cron, time_zone=time_zone))
+    else:
+        spec.interval_ms = round(interval_s * 1000)
+    return spec
+
+
 def resume_request(
     session_id: str, *, agent: AgentLike | None, request_id: str, wake: bool = False
 ) -> agent_pb2.ResumeRequest:

@@ -36,6 +36,7 @@ from ._requests import (
     normalize_metadata,
     resolve_request,
     resume_request,
+    schedule_spec,
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
@@ -523,6 +524,61 @@ class Client:
         """Why the session's last model call failed (see ``AsyncClient.last_model_failure``)."""
         response = self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
         return response.last_model_failure if response.HasField("last_model_failure") else None
+
+    # -- schedules (R87) --------------------------------------------------------------------
+
+    def create_schedule(
+        self,
+        name: str,
+        agent: AgentLike,
+        input: InputLike,
+        *,
+        cron: str = "",
+        time_zone: str = "",
+        interval_s: float = 0,
+        overlap: str | int | None = None,
+        catch_up: str | int | None = None,
+        session: str | int | None = None,
+    ) -> agent_pb2.Schedule:
+        """A new schedule: the daemon runs ``agent`` with ``input`` at each fire, by
+        ``cron`` in ``time_zone`` (IANA, default UTC) or every ``interval_s``. ``overlap``
+        "skip" (default), "enqueue" or "allow"; ``catch_up`` "latest" (default), "all" or
+        "none"; ``session`` "each_fire" (default: ``schedule:NAME:FIRE``) or "one"
+        (``schedule:NAME``). Raises ``InvalidArgument`` (``INVALID_SCHEDULE``,
+        ``UNKNOWN_TIME_ZONE``) or ``AlreadyExists`` (``SCHEDULE_EXISTS``)."""
+        spec = schedule_spec(
+            name,
+            agent,
+            input,
+            cron=cron,
+            time_zone=time_zone,
+            interval_s=interval_s,
+            overlap=overlap,
+            catch_up=catch_up,
+            session=session,
+        )
+        request = agent_pb2.CreateScheduleRequest(spec=spec)
+        return self._unary("CreateSchedule", request).schedule
+
+    def schedules(self) -> list[agent_pb2.Schedule]:
+        """Every schedule, ordered by name."""
+        return list(self._unary("ListSchedules", agent_pb2.ListSchedulesRequest()).schedules)
+
+    def pause_schedule(self, name: str) -> agent_pb2.Schedule:
+        """Stop the schedule's fires until ``resume_schedule``."""
+        return self._unary("PauseSchedule", agent_pb2.PauseScheduleRequest(name=name)).schedule
+
+    def resume_schedule(self, name: str) -> agent_pb2.Schedule:
+        """Let a paused schedule fire again, from its next time after now."""
+        return self._unary("ResumeSchedule", agent_pb2.ResumeScheduleRequest(name=name)).schedule
+
+    def delete_schedule(self, name: str) -> None:
+        """Delete the schedule (the runs it started go on); ``NotFound`` if none."""
+        self._unary("DeleteSchedule", agent_pb2.DeleteScheduleRequest(name=name))
+
+    def trigger_schedule(self, name: str) -> agent_pb2.TriggerScheduleResponse:
+        """Fire the schedule once now; the fire's session and request id."""
+        return self._unary("TriggerSchedule", agent_pb2.TriggerScheduleRequest(name=name))
 
     def dequeue_input(self, session_id: str, request_id: str) -> bool:
         """Remove a queued input; False when none of that request id is queued."""

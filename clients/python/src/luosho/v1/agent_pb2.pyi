@@ -112,6 +112,11 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_REASONING: _ClassVar[ErrorReason]
     ERROR_REASON_CONTEXT_WINDOW_UNKNOWN: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_COMPACTION: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_SCHEDULE: _ClassVar[ErrorReason]
+    ERROR_REASON_UNKNOWN_TIME_ZONE: _ClassVar[ErrorReason]
+    ERROR_REASON_SCHEDULE_EXISTS: _ClassVar[ErrorReason]
+    ERROR_REASON_SCHEDULE_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_SCHEDULES_UNSUPPORTED: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -220,6 +225,26 @@ class McpServerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MCP_SERVER_STATE_NOT_STARTED: _ClassVar[McpServerState]
     MCP_SERVER_STATE_RUNNING: _ClassVar[McpServerState]
     MCP_SERVER_STATE_DOWN: _ClassVar[McpServerState]
+
+class ScheduleOverlap(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCHEDULE_OVERLAP_UNSPECIFIED: _ClassVar[ScheduleOverlap]
+    SCHEDULE_OVERLAP_SKIP: _ClassVar[ScheduleOverlap]
+    SCHEDULE_OVERLAP_ENQUEUE: _ClassVar[ScheduleOverlap]
+    SCHEDULE_OVERLAP_ALLOW: _ClassVar[ScheduleOverlap]
+
+class ScheduleCatchUp(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCHEDULE_CATCH_UP_UNSPECIFIED: _ClassVar[ScheduleCatchUp]
+    SCHEDULE_CATCH_UP_LATEST: _ClassVar[ScheduleCatchUp]
+    SCHEDULE_CATCH_UP_ALL: _ClassVar[ScheduleCatchUp]
+    SCHEDULE_CATCH_UP_NONE: _ClassVar[ScheduleCatchUp]
+
+class ScheduleSession(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCHEDULE_SESSION_UNSPECIFIED: _ClassVar[ScheduleSession]
+    SCHEDULE_SESSION_EACH_FIRE: _ClassVar[ScheduleSession]
+    SCHEDULE_SESSION_ONE: _ClassVar[ScheduleSession]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
 ERROR_REASON_INVALID_ARGUMENT: ErrorReason
@@ -320,6 +345,11 @@ ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
 ERROR_REASON_INVALID_REASONING: ErrorReason
 ERROR_REASON_CONTEXT_WINDOW_UNKNOWN: ErrorReason
 ERROR_REASON_INVALID_COMPACTION: ErrorReason
+ERROR_REASON_INVALID_SCHEDULE: ErrorReason
+ERROR_REASON_UNKNOWN_TIME_ZONE: ErrorReason
+ERROR_REASON_SCHEDULE_EXISTS: ErrorReason
+ERROR_REASON_SCHEDULE_NOT_FOUND: ErrorReason
+ERROR_REASON_SCHEDULES_UNSUPPORTED: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -383,6 +413,17 @@ MCP_SERVER_STATE_UNSPECIFIED: McpServerState
 MCP_SERVER_STATE_NOT_STARTED: McpServerState
 MCP_SERVER_STATE_RUNNING: McpServerState
 MCP_SERVER_STATE_DOWN: McpServerState
+SCHEDULE_OVERLAP_UNSPECIFIED: ScheduleOverlap
+SCHEDULE_OVERLAP_SKIP: ScheduleOverlap
+SCHEDULE_OVERLAP_ENQUEUE: ScheduleOverlap
+SCHEDULE_OVERLAP_ALLOW: ScheduleOverlap
+SCHEDULE_CATCH_UP_UNSPECIFIED: ScheduleCatchUp
+SCHEDULE_CATCH_UP_LATEST: ScheduleCatchUp
+SCHEDULE_CATCH_UP_ALL: ScheduleCatchUp
+SCHEDULE_CATCH_UP_NONE: ScheduleCatchUp
+SCHEDULE_SESSION_UNSPECIFIED: ScheduleSession
+SCHEDULE_SESSION_EACH_FIRE: ScheduleSession
+SCHEDULE_SESSION_ONE: ScheduleSession
 
 class ToolSpec(_message.Message):
     __slots__ = ("name", "description", "input_schema_json", "needs_approval", "reconcile", "question")
@@ -1607,3 +1648,121 @@ class CompactResponse(_message.Message):
     compacted: bool
     checkpoint: Checkpoint
     def __init__(self, compacted: _Optional[bool] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
+
+class ScheduleCron(_message.Message):
+    __slots__ = ("expression", "time_zone")
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    expression: str
+    time_zone: str
+    def __init__(self, expression: _Optional[str] = ..., time_zone: _Optional[str] = ...) -> None: ...
+
+class ScheduleSpec(_message.Message):
+    __slots__ = ("name", "cron", "interval_ms", "agent", "input", "overlap", "catch_up", "session")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CRON_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    OVERLAP_FIELD_NUMBER: _ClassVar[int]
+    CATCH_UP_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    cron: ScheduleCron
+    interval_ms: int
+    agent: AgentSpec
+    input: _containers.RepeatedCompositeFieldContainer[Message]
+    overlap: ScheduleOverlap
+    catch_up: ScheduleCatchUp
+    session: ScheduleSession
+    def __init__(self, name: _Optional[str] = ..., cron: _Optional[_Union[ScheduleCron, _Mapping]] = ..., interval_ms: _Optional[int] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., overlap: _Optional[_Union[ScheduleOverlap, str]] = ..., catch_up: _Optional[_Union[ScheduleCatchUp, str]] = ..., session: _Optional[_Union[ScheduleSession, str]] = ...) -> None: ...
+
+class Schedule(_message.Message):
+    __slots__ = ("spec", "paused", "next_fire", "last_fire", "last_session_id", "fired", "skipped", "created_at")
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIRE_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIRE_FIELD_NUMBER: _ClassVar[int]
+    LAST_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FIRED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    spec: ScheduleSpec
+    paused: bool
+    next_fire: _timestamp_pb2.Timestamp
+    last_fire: _timestamp_pb2.Timestamp
+    last_session_id: str
+    fired: int
+    skipped: int
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, spec: _Optional[_Union[ScheduleSpec, _Mapping]] = ..., paused: _Optional[bool] = ..., next_fire: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_fire: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_session_id: _Optional[str] = ..., fired: _Optional[int] = ..., skipped: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CreateScheduleRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: ScheduleSpec
+    def __init__(self, spec: _Optional[_Union[ScheduleSpec, _Mapping]] = ...) -> None: ...
+
+class CreateScheduleResponse(_message.Message):
+    __slots__ = ("schedule",)
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    schedule: Schedule
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ...) -> None: ...
+
+class ListSchedulesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListSchedulesResponse(_message.Message):
+    __slots__ = ("schedules",)
+    SCHEDULES_FIELD_NUMBER: _ClassVar[int]
+    schedules: _containers.RepeatedCompositeFieldContainer[Schedule]
+    def __init__(self, schedules: _Optional[_Iterable[_Union[Schedule, _Mapping]]] = ...) -> None: ...
+
+class PauseScheduleRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class PauseScheduleResponse(_message.Message):
+    __slots__ = ("schedule",)
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    schedule: Schedule
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ...) -> None: ...
+
+class ResumeScheduleRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class ResumeScheduleResponse(_message.Message):
+    __slots__ = ("schedule",)
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    schedule: Schedule
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ...) -> None: ...
+
+class DeleteScheduleRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeleteScheduleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TriggerScheduleRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class TriggerScheduleResponse(_message.Message):
+    __slots__ = ("session_id", "request_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    request_id: str
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...

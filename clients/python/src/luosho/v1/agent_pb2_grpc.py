@@ -116,6 +116,36 @@ class AgentServiceStub:
                 request_serializer=luosho_dot_v1_dot_agent__pb2.CompactRequest.SerializeToString,
                 response_deserializer=luosho_dot_v1_dot_agent__pb2.CompactResponse.FromString,
                 _registered_method=True)
+        self.CreateSchedule = channel.unary_unary(
+                '/luosho.v1.AgentService/CreateSchedule',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.CreateScheduleRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.CreateScheduleResponse.FromString,
+                _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/luosho.v1.AgentService/ListSchedules',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
+        self.PauseSchedule = channel.unary_unary(
+                '/luosho.v1.AgentService/PauseSchedule',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.PauseScheduleRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.PauseScheduleResponse.FromString,
+                _registered_method=True)
+        self.ResumeSchedule = channel.unary_unary(
+                '/luosho.v1.AgentService/ResumeSchedule',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.ResumeScheduleRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.ResumeScheduleResponse.FromString,
+                _registered_method=True)
+        self.DeleteSchedule = channel.unary_unary(
+                '/luosho.v1.AgentService/DeleteSchedule',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.DeleteScheduleRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.DeleteScheduleResponse.FromString,
+                _registered_method=True)
+        self.TriggerSchedule = channel.unary_unary(
+                '/luosho.v1.AgentService/TriggerSchedule',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.TriggerScheduleRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.TriggerScheduleResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -243,6 +273,50 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateSchedule(self, request, context):
+        """---- Schedules (R87): runs started by the daemon at times a schedule names.
+
+        Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSchedules(self, request, context):
+        """Every schedule, ordered by name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseSchedule(self, request, context):
+        """Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeSchedule(self, request, context):
+        """Let a paused schedule fire again, from its next fire time after now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSchedule(self, request, context):
+        """Delete a schedule; runs it already started go on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TriggerSchedule(self, request, context):
+        """Fire a schedule now, once, outside its times (paused or not); its times are unchanged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -325,6 +399,36 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.Compact,
                     request_deserializer=luosho_dot_v1_dot_agent__pb2.CompactRequest.FromString,
                     response_serializer=luosho_dot_v1_dot_agent__pb2.CompactResponse.SerializeToString,
+            ),
+            'CreateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSchedule,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.CreateScheduleRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.CreateScheduleResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.ListSchedulesResponse.SerializeToString,
+            ),
+            'PauseSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseSchedule,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.PauseScheduleRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.PauseScheduleResponse.SerializeToString,
+            ),
+            'ResumeSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeSchedule,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.ResumeScheduleRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.ResumeScheduleResponse.SerializeToString,
+            ),
+            'DeleteSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSchedule,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.DeleteScheduleRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.DeleteScheduleResponse.SerializeToString,
+            ),
+            'TriggerSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.TriggerSchedule,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.TriggerScheduleRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.TriggerScheduleResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -761,6 +865,168 @@ class AgentService:
             '/luosho.v1.AgentService/Compact',
             luosho_dot_v1_dot_agent__pb2.CompactRequest.SerializeToString,
             luosho_dot_v1_dot_agent__pb2.CompactResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/CreateSchedule',
+            luosho_dot_v1_dot_agent__pb2.CreateScheduleRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.CreateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/ListSchedules',
+            luosho_dot_v1_dot_agent__pb2.ListSchedulesRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.ListSchedulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/PauseSchedule',
+            luosho_dot_v1_dot_agent__pb2.PauseScheduleRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.PauseScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/ResumeSchedule',
+            luosho_dot_v1_dot_agent__pb2.ResumeScheduleRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.ResumeScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/DeleteSchedule',
+            luosho_dot_v1_dot_agent__pb2.DeleteScheduleRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.DeleteScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TriggerSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/TriggerSchedule',
+            luosho_dot_v1_dot_agent__pb2.TriggerScheduleRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.TriggerScheduleResponse.FromString,
             options,
             channel_credentials,
             insecure,

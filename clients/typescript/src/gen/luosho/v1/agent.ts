@@ -214,6 +214,22 @@ export enum ErrorReason {
    * protected tail, or a sub-agent has compaction (only the lead's transcript is).
    */
   ERROR_REASON_INVALID_COMPACTION = 166,
+  /**
+   * ERROR_REASON_INVALID_SCHEDULE - INVALID_ARGUMENT: a schedule's name, cron expression, interval or policies are not
+   * valid (the message says which and why).
+   */
+  ERROR_REASON_INVALID_SCHEDULE = 175,
+  /** ERROR_REASON_UNKNOWN_TIME_ZONE - INVALID_ARGUMENT: ScheduleCron.time_zone is not an IANA time zone the daemon knows. */
+  ERROR_REASON_UNKNOWN_TIME_ZONE = 176,
+  /** ERROR_REASON_SCHEDULE_EXISTS - ALREADY_EXISTS: CreateSchedule with the name of a schedule that exists. */
+  ERROR_REASON_SCHEDULE_EXISTS = 177,
+  /** ERROR_REASON_SCHEDULE_NOT_FOUND - NOT_FOUND: no schedule has that name. */
+  ERROR_REASON_SCHEDULE_NOT_FOUND = 178,
+  /**
+   * ERROR_REASON_SCHEDULES_UNSUPPORTED - FAILED_PRECONDITION: the daemon's store keeps no schedules (its driver does not
+   * declare them).
+   */
+  ERROR_REASON_SCHEDULES_UNSUPPORTED = 179,
   UNRECOGNIZED = -1,
 }
 
@@ -519,6 +535,21 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 166:
     case "ERROR_REASON_INVALID_COMPACTION":
       return ErrorReason.ERROR_REASON_INVALID_COMPACTION;
+    case 175:
+    case "ERROR_REASON_INVALID_SCHEDULE":
+      return ErrorReason.ERROR_REASON_INVALID_SCHEDULE;
+    case 176:
+    case "ERROR_REASON_UNKNOWN_TIME_ZONE":
+      return ErrorReason.ERROR_REASON_UNKNOWN_TIME_ZONE;
+    case 177:
+    case "ERROR_REASON_SCHEDULE_EXISTS":
+      return ErrorReason.ERROR_REASON_SCHEDULE_EXISTS;
+    case 178:
+    case "ERROR_REASON_SCHEDULE_NOT_FOUND":
+      return ErrorReason.ERROR_REASON_SCHEDULE_NOT_FOUND;
+    case 179:
+    case "ERROR_REASON_SCHEDULES_UNSUPPORTED":
+      return ErrorReason.ERROR_REASON_SCHEDULES_UNSUPPORTED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -728,6 +759,16 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_CONTEXT_WINDOW_UNKNOWN";
     case ErrorReason.ERROR_REASON_INVALID_COMPACTION:
       return "ERROR_REASON_INVALID_COMPACTION";
+    case ErrorReason.ERROR_REASON_INVALID_SCHEDULE:
+      return "ERROR_REASON_INVALID_SCHEDULE";
+    case ErrorReason.ERROR_REASON_UNKNOWN_TIME_ZONE:
+      return "ERROR_REASON_UNKNOWN_TIME_ZONE";
+    case ErrorReason.ERROR_REASON_SCHEDULE_EXISTS:
+      return "ERROR_REASON_SCHEDULE_EXISTS";
+    case ErrorReason.ERROR_REASON_SCHEDULE_NOT_FOUND:
+      return "ERROR_REASON_SCHEDULE_NOT_FOUND";
+    case ErrorReason.ERROR_REASON_SCHEDULES_UNSUPPORTED:
+      return "ERROR_REASON_SCHEDULES_UNSUPPORTED";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1501,6 +1542,158 @@ export function mcpServerStateToJSON(object: McpServerState): string {
     case McpServerState.MCP_SERVER_STATE_DOWN:
       return "MCP_SERVER_STATE_DOWN";
     case McpServerState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** What happens to a fire while the run of the schedule's previous fire is still active. */
+export enum ScheduleOverlap {
+  /** SCHEDULE_OVERLAP_UNSPECIFIED - SKIP. */
+  SCHEDULE_OVERLAP_UNSPECIFIED = 0,
+  /** SCHEDULE_OVERLAP_SKIP - The fire does not run; it is counted in Schedule.skipped. */
+  SCHEDULE_OVERLAP_SKIP = 1,
+  /**
+   * SCHEDULE_OVERLAP_ENQUEUE - The fire's input is queued on the busy session (IF_BUSY_ENQUEUE) and runs after it.
+   * Needs session ONE.
+   */
+  SCHEDULE_OVERLAP_ENQUEUE = 2,
+  /** SCHEDULE_OVERLAP_ALLOW - The fire runs at once, in a session of its own, alongside. */
+  SCHEDULE_OVERLAP_ALLOW = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function scheduleOverlapFromJSON(object: any): ScheduleOverlap {
+  switch (object) {
+    case 0:
+    case "SCHEDULE_OVERLAP_UNSPECIFIED":
+      return ScheduleOverlap.SCHEDULE_OVERLAP_UNSPECIFIED;
+    case 1:
+    case "SCHEDULE_OVERLAP_SKIP":
+      return ScheduleOverlap.SCHEDULE_OVERLAP_SKIP;
+    case 2:
+    case "SCHEDULE_OVERLAP_ENQUEUE":
+      return ScheduleOverlap.SCHEDULE_OVERLAP_ENQUEUE;
+    case 3:
+    case "SCHEDULE_OVERLAP_ALLOW":
+      return ScheduleOverlap.SCHEDULE_OVERLAP_ALLOW;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ScheduleOverlap.UNRECOGNIZED;
+  }
+}
+
+export function scheduleOverlapToJSON(object: ScheduleOverlap): string {
+  switch (object) {
+    case ScheduleOverlap.SCHEDULE_OVERLAP_UNSPECIFIED:
+      return "SCHEDULE_OVERLAP_UNSPECIFIED";
+    case ScheduleOverlap.SCHEDULE_OVERLAP_SKIP:
+      return "SCHEDULE_OVERLAP_SKIP";
+    case ScheduleOverlap.SCHEDULE_OVERLAP_ENQUEUE:
+      return "SCHEDULE_OVERLAP_ENQUEUE";
+    case ScheduleOverlap.SCHEDULE_OVERLAP_ALLOW:
+      return "SCHEDULE_OVERLAP_ALLOW";
+    case ScheduleOverlap.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/**
+ * What happens to the fires that fell due while no daemon was running (more than the
+ * daemon's schedule_late_s behind when found).
+ */
+export enum ScheduleCatchUp {
+  /** SCHEDULE_CATCH_UP_UNSPECIFIED - LATEST. */
+  SCHEDULE_CATCH_UP_UNSPECIFIED = 0,
+  /** SCHEDULE_CATCH_UP_LATEST - The latest missed fire runs; the others are counted skipped. */
+  SCHEDULE_CATCH_UP_LATEST = 1,
+  /** SCHEDULE_CATCH_UP_ALL - Every missed fire runs, oldest first. */
+  SCHEDULE_CATCH_UP_ALL = 2,
+  /** SCHEDULE_CATCH_UP_NONE - No missed fire runs; each is counted skipped. */
+  SCHEDULE_CATCH_UP_NONE = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function scheduleCatchUpFromJSON(object: any): ScheduleCatchUp {
+  switch (object) {
+    case 0:
+    case "SCHEDULE_CATCH_UP_UNSPECIFIED":
+      return ScheduleCatchUp.SCHEDULE_CATCH_UP_UNSPECIFIED;
+    case 1:
+    case "SCHEDULE_CATCH_UP_LATEST":
+      return ScheduleCatchUp.SCHEDULE_CATCH_UP_LATEST;
+    case 2:
+    case "SCHEDULE_CATCH_UP_ALL":
+      return ScheduleCatchUp.SCHEDULE_CATCH_UP_ALL;
+    case 3:
+    case "SCHEDULE_CATCH_UP_NONE":
+      return ScheduleCatchUp.SCHEDULE_CATCH_UP_NONE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ScheduleCatchUp.UNRECOGNIZED;
+  }
+}
+
+export function scheduleCatchUpToJSON(object: ScheduleCatchUp): string {
+  switch (object) {
+    case ScheduleCatchUp.SCHEDULE_CATCH_UP_UNSPECIFIED:
+      return "SCHEDULE_CATCH_UP_UNSPECIFIED";
+    case ScheduleCatchUp.SCHEDULE_CATCH_UP_LATEST:
+      return "SCHEDULE_CATCH_UP_LATEST";
+    case ScheduleCatchUp.SCHEDULE_CATCH_UP_ALL:
+      return "SCHEDULE_CATCH_UP_ALL";
+    case ScheduleCatchUp.SCHEDULE_CATCH_UP_NONE:
+      return "SCHEDULE_CATCH_UP_NONE";
+    case ScheduleCatchUp.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** Which session a fire runs in. */
+export enum ScheduleSession {
+  /** SCHEDULE_SESSION_UNSPECIFIED - EACH_FIRE. */
+  SCHEDULE_SESSION_UNSPECIFIED = 0,
+  /**
+   * SCHEDULE_SESSION_EACH_FIRE - A new session each fire: "schedule:NAME:FIRE" (FIRE: the fire time, UTC,
+   * YYYYMMDDTHHMMSSZ; a TriggerSchedule's: YYYYMMDDTHHMMSS.mmmZ-trigger).
+   */
+  SCHEDULE_SESSION_EACH_FIRE = 1,
+  /** SCHEDULE_SESSION_ONE - One session, "schedule:NAME", whose transcript grows fire after fire. */
+  SCHEDULE_SESSION_ONE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function scheduleSessionFromJSON(object: any): ScheduleSession {
+  switch (object) {
+    case 0:
+    case "SCHEDULE_SESSION_UNSPECIFIED":
+      return ScheduleSession.SCHEDULE_SESSION_UNSPECIFIED;
+    case 1:
+    case "SCHEDULE_SESSION_EACH_FIRE":
+      return ScheduleSession.SCHEDULE_SESSION_EACH_FIRE;
+    case 2:
+    case "SCHEDULE_SESSION_ONE":
+      return ScheduleSession.SCHEDULE_SESSION_ONE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ScheduleSession.UNRECOGNIZED;
+  }
+}
+
+export function scheduleSessionToJSON(object: ScheduleSession): string {
+  switch (object) {
+    case ScheduleSession.SCHEDULE_SESSION_UNSPECIFIED:
+      return "SCHEDULE_SESSION_UNSPECIFIED";
+    case ScheduleSession.SCHEDULE_SESSION_EACH_FIRE:
+      return "SCHEDULE_SESSION_EACH_FIRE";
+    case ScheduleSession.SCHEDULE_SESSION_ONE:
+      return "SCHEDULE_SESSION_ONE";
+    case ScheduleSession.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -2824,6 +3017,108 @@ export interface CompactResponse {
   /** Whether a compaction was saved (false: nothing outside the protected tail to compact). */
   compacted: boolean;
   checkpoint: Checkpoint | undefined;
+}
+
+/** When a schedule fires: a cron expression read in a time zone. */
+export interface ScheduleCron {
+  /**
+   * Five fields: minute hour day-of-month month day-of-week (as crontab(5), with ranges,
+   * steps, lists, names and L, #).
+   */
+  expression: string;
+  /**
+   * An IANA time zone ("Europe/Berlin"); empty: UTC. The expression is read in local time:
+   * a time skipped by a daylight-saving change fires once, when the clock jumps past it; a
+   * time repeated by one fires once, the first time.
+   */
+  timeZone: string;
+}
+
+/** What a schedule runs and when. */
+export interface ScheduleSpec {
+  /** [A-Za-z0-9][A-Za-z0-9._-]{0,63} */
+  name: string;
+  cron?:
+    | ScheduleCron
+    | undefined;
+  /** Every interval_ms from the schedule's creation (at least 1000). */
+  intervalMs?: number | undefined;
+  agent:
+    | AgentSpec
+    | undefined;
+  /** The input of each fire's run (usually one user message). */
+  input: Message[];
+  overlap: ScheduleOverlap;
+  catchUp: ScheduleCatchUp;
+  session: ScheduleSession;
+}
+
+/** A schedule and where its fires stand. */
+export interface Schedule {
+  spec: ScheduleSpec | undefined;
+  paused: boolean;
+  /** The next fire time (unset while paused). */
+  nextFire:
+    | Date
+    | undefined;
+  /** The latest fire that ran (or was queued), and its session. */
+  lastFire: Date | undefined;
+  lastSessionId: string;
+  /**
+   * Fires run and fires skipped (by overlap SKIP, or by the catch-up policy) since
+   * creation; fires due while paused are neither.
+   */
+  fired: number;
+  skipped: number;
+  createdAt: Date | undefined;
+}
+
+export interface CreateScheduleRequest {
+  spec: ScheduleSpec | undefined;
+}
+
+export interface CreateScheduleResponse {
+  schedule: Schedule | undefined;
+}
+
+export interface ListSchedulesRequest {
+}
+
+export interface ListSchedulesResponse {
+  schedules: Schedule[];
+}
+
+export interface PauseScheduleRequest {
+  name: string;
+}
+
+export interface PauseScheduleResponse {
+  schedule: Schedule | undefined;
+}
+
+export interface ResumeScheduleRequest {
+  name: string;
+}
+
+export interface ResumeScheduleResponse {
+  schedule: Schedule | undefined;
+}
+
+export interface DeleteScheduleRequest {
+  name: string;
+}
+
+export interface DeleteScheduleResponse {
+}
+
+export interface TriggerScheduleRequest {
+  name: string;
+}
+
+export interface TriggerScheduleResponse {
+  /** The session the fire runs in and its request id (R74): follow it with Watch. */
+  sessionId: string;
+  requestId: string;
 }
 
 function createBaseToolSpec(): ToolSpec {
@@ -15956,6 +16251,1317 @@ export const CompactResponse: MessageFns<CompactResponse> = {
   },
 };
 
+function createBaseScheduleCron(): ScheduleCron {
+  return { expression: "", timeZone: "" };
+}
+
+export const ScheduleCron: MessageFns<ScheduleCron> = {
+  encode(message: ScheduleCron, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.expression !== "") {
+      writer.uint32(10).string(message.expression);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(18).string(message.timeZone);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleCron {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleCron();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.expression = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleCron {
+    return {
+      expression: isSet(object.expression) ? globalThis.String(object.expression) : "",
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
+    };
+  },
+
+  toJSON(message: ScheduleCron): unknown {
+    const obj: any = {};
+    if (message.expression !== "") {
+      obj.expression = message.expression;
+    }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleCron>, I>>(base?: I): ScheduleCron {
+    return ScheduleCron.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleCron>, I>>(object: I): ScheduleCron {
+    const message = createBaseScheduleCron();
+    message.expression = object.expression ?? "";
+    message.timeZone = object.timeZone ?? "";
+    return message;
+  },
+};
+
+function createBaseScheduleSpec(): ScheduleSpec {
+  return {
+    name: "",
+    cron: undefined,
+    intervalMs: undefined,
+    agent: undefined,
+    input: [],
+    overlap: 0,
+    catchUp: 0,
+    session: 0,
+  };
+}
+
+export const ScheduleSpec: MessageFns<ScheduleSpec> = {
+  encode(message: ScheduleSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.cron !== undefined) {
+      ScheduleCron.encode(message.cron, writer.uint32(18).fork()).join();
+    }
+    if (message.intervalMs !== undefined) {
+      writer.uint32(24).int64(message.intervalMs);
+    }
+    if (message.agent !== undefined) {
+      AgentSpec.encode(message.agent, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.input) {
+      Message.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.overlap !== 0) {
+      writer.uint32(48).int32(message.overlap);
+    }
+    if (message.catchUp !== 0) {
+      writer.uint32(56).int32(message.catchUp);
+    }
+    if (message.session !== 0) {
+      writer.uint32(64).int32(message.session);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cron = ScheduleCron.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.intervalMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.agent = AgentSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.input.push(Message.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.overlap = reader.int32() as any;
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.catchUp = reader.int32() as any;
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.session = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleSpec {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      cron: isSet(object.cron) ? ScheduleCron.fromJSON(object.cron) : undefined,
+      intervalMs: isSet(object.intervalMs)
+        ? globalThis.Number(object.intervalMs)
+        : isSet(object.interval_ms)
+        ? globalThis.Number(object.interval_ms)
+        : undefined,
+      agent: isSet(object.agent) ? AgentSpec.fromJSON(object.agent) : undefined,
+      input: globalThis.Array.isArray(object?.input) ? object.input.map((e: any) => Message.fromJSON(e)) : [],
+      overlap: isSet(object.overlap) ? scheduleOverlapFromJSON(object.overlap) : 0,
+      catchUp: isSet(object.catchUp)
+        ? scheduleCatchUpFromJSON(object.catchUp)
+        : isSet(object.catch_up)
+        ? scheduleCatchUpFromJSON(object.catch_up)
+        : 0,
+      session: isSet(object.session) ? scheduleSessionFromJSON(object.session) : 0,
+    };
+  },
+
+  toJSON(message: ScheduleSpec): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.cron !== undefined) {
+      obj.cron = ScheduleCron.toJSON(message.cron);
+    }
+    if (message.intervalMs !== undefined) {
+      obj.intervalMs = Math.round(message.intervalMs);
+    }
+    if (message.agent !== undefined) {
+      obj.agent = AgentSpec.toJSON(message.agent);
+    }
+    if (message.input?.length) {
+      obj.input = message.input.map((e) => Message.toJSON(e));
+    }
+    if (message.overlap !== 0) {
+      obj.overlap = scheduleOverlapToJSON(message.overlap);
+    }
+    if (message.catchUp !== 0) {
+      obj.catchUp = scheduleCatchUpToJSON(message.catchUp);
+    }
+    if (message.session !== 0) {
+      obj.session = scheduleSessionToJSON(message.session);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleSpec>, I>>(base?: I): ScheduleSpec {
+    return ScheduleSpec.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleSpec>, I>>(object: I): ScheduleSpec {
+    const message = createBaseScheduleSpec();
+    message.name = object.name ?? "";
+    message.cron = (object.cron !== undefined && object.cron !== null)
+      ? ScheduleCron.fromPartial(object.cron)
+      : undefined;
+    message.intervalMs = object.intervalMs ?? undefined;
+    message.agent = (object.agent !== undefined && object.agent !== null)
+      ? AgentSpec.fromPartial(object.agent)
+      : undefined;
+    message.input = object.input?.map((e) => Message.fromPartial(e)) || [];
+    message.overlap = object.overlap ?? 0;
+    message.catchUp = object.catchUp ?? 0;
+    message.session = object.session ?? 0;
+    return message;
+  },
+};
+
+function createBaseSchedule(): Schedule {
+  return {
+    spec: undefined,
+    paused: false,
+    nextFire: undefined,
+    lastFire: undefined,
+    lastSessionId: "",
+    fired: 0,
+    skipped: 0,
+    createdAt: undefined,
+  };
+}
+
+export const Schedule: MessageFns<Schedule> = {
+  encode(message: Schedule, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.spec !== undefined) {
+      ScheduleSpec.encode(message.spec, writer.uint32(10).fork()).join();
+    }
+    if (message.paused !== false) {
+      writer.uint32(16).bool(message.paused);
+    }
+    if (message.nextFire !== undefined) {
+      Timestamp.encode(toTimestamp(message.nextFire), writer.uint32(26).fork()).join();
+    }
+    if (message.lastFire !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastFire), writer.uint32(34).fork()).join();
+    }
+    if (message.lastSessionId !== "") {
+      writer.uint32(42).string(message.lastSessionId);
+    }
+    if (message.fired !== 0) {
+      writer.uint32(48).int64(message.fired);
+    }
+    if (message.skipped !== 0) {
+      writer.uint32(56).int64(message.skipped);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Schedule {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSchedule();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.spec = ScheduleSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.nextFire = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.lastFire = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastSessionId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.fired = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.skipped = longToNumber(reader.int64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Schedule {
+    return {
+      spec: isSet(object.spec) ? ScheduleSpec.fromJSON(object.spec) : undefined,
+      paused: isSet(object.paused) ? globalThis.Boolean(object.paused) : false,
+      nextFire: isSet(object.nextFire)
+        ? fromJsonTimestamp(object.nextFire)
+        : isSet(object.next_fire)
+        ? fromJsonTimestamp(object.next_fire)
+        : undefined,
+      lastFire: isSet(object.lastFire)
+        ? fromJsonTimestamp(object.lastFire)
+        : isSet(object.last_fire)
+        ? fromJsonTimestamp(object.last_fire)
+        : undefined,
+      lastSessionId: isSet(object.lastSessionId)
+        ? globalThis.String(object.lastSessionId)
+        : isSet(object.last_session_id)
+        ? globalThis.String(object.last_session_id)
+        : "",
+      fired: isSet(object.fired) ? globalThis.Number(object.fired) : 0,
+      skipped: isSet(object.skipped) ? globalThis.Number(object.skipped) : 0,
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Schedule): unknown {
+    const obj: any = {};
+    if (message.spec !== undefined) {
+      obj.spec = ScheduleSpec.toJSON(message.spec);
+    }
+    if (message.paused !== false) {
+      obj.paused = message.paused;
+    }
+    if (message.nextFire !== undefined) {
+      obj.nextFire = message.nextFire.toISOString();
+    }
+    if (message.lastFire !== undefined) {
+      obj.lastFire = message.lastFire.toISOString();
+    }
+    if (message.lastSessionId !== "") {
+      obj.lastSessionId = message.lastSessionId;
+    }
+    if (message.fired !== 0) {
+      obj.fired = Math.round(message.fired);
+    }
+    if (message.skipped !== 0) {
+      obj.skipped = Math.round(message.skipped);
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Schedule>, I>>(base?: I): Schedule {
+    return Schedule.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Schedule>, I>>(object: I): Schedule {
+    const message = createBaseSchedule();
+    message.spec = (object.spec !== undefined && object.spec !== null)
+      ? ScheduleSpec.fromPartial(object.spec)
+      : undefined;
+    message.paused = object.paused ?? false;
+    message.nextFire = object.nextFire ?? undefined;
+    message.lastFire = object.lastFire ?? undefined;
+    message.lastSessionId = object.lastSessionId ?? "";
+    message.fired = object.fired ?? 0;
+    message.skipped = object.skipped ?? 0;
+    message.createdAt = object.createdAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCreateScheduleRequest(): CreateScheduleRequest {
+  return { spec: undefined };
+}
+
+export const CreateScheduleRequest: MessageFns<CreateScheduleRequest> = {
+  encode(message: CreateScheduleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.spec !== undefined) {
+      ScheduleSpec.encode(message.spec, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateScheduleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateScheduleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.spec = ScheduleSpec.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateScheduleRequest {
+    return { spec: isSet(object.spec) ? ScheduleSpec.fromJSON(object.spec) : undefined };
+  },
+
+  toJSON(message: CreateScheduleRequest): unknown {
+    const obj: any = {};
+    if (message.spec !== undefined) {
+      obj.spec = ScheduleSpec.toJSON(message.spec);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateScheduleRequest>, I>>(base?: I): CreateScheduleRequest {
+    return CreateScheduleRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateScheduleRequest>, I>>(object: I): CreateScheduleRequest {
+    const message = createBaseCreateScheduleRequest();
+    message.spec = (object.spec !== undefined && object.spec !== null)
+      ? ScheduleSpec.fromPartial(object.spec)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCreateScheduleResponse(): CreateScheduleResponse {
+  return { schedule: undefined };
+}
+
+export const CreateScheduleResponse: MessageFns<CreateScheduleResponse> = {
+  encode(message: CreateScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.schedule !== undefined) {
+      Schedule.encode(message.schedule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateScheduleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateScheduleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.schedule = Schedule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateScheduleResponse {
+    return { schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined };
+  },
+
+  toJSON(message: CreateScheduleResponse): unknown {
+    const obj: any = {};
+    if (message.schedule !== undefined) {
+      obj.schedule = Schedule.toJSON(message.schedule);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateScheduleResponse>, I>>(base?: I): CreateScheduleResponse {
+    return CreateScheduleResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateScheduleResponse>, I>>(object: I): CreateScheduleResponse {
+    const message = createBaseCreateScheduleResponse();
+    message.schedule = (object.schedule !== undefined && object.schedule !== null)
+      ? Schedule.fromPartial(object.schedule)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListSchedulesRequest(): ListSchedulesRequest {
+  return {};
+}
+
+export const ListSchedulesRequest: MessageFns<ListSchedulesRequest> = {
+  encode(_: ListSchedulesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSchedulesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSchedulesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListSchedulesRequest {
+    return {};
+  },
+
+  toJSON(_: ListSchedulesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListSchedulesRequest>, I>>(base?: I): ListSchedulesRequest {
+    return ListSchedulesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListSchedulesRequest>, I>>(_: I): ListSchedulesRequest {
+    const message = createBaseListSchedulesRequest();
+    return message;
+  },
+};
+
+function createBaseListSchedulesResponse(): ListSchedulesResponse {
+  return { schedules: [] };
+}
+
+export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
+  encode(message: ListSchedulesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.schedules) {
+      Schedule.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSchedulesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSchedulesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.schedules.push(Schedule.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSchedulesResponse {
+    return {
+      schedules: globalThis.Array.isArray(object?.schedules)
+        ? object.schedules.map((e: any) => Schedule.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListSchedulesResponse): unknown {
+    const obj: any = {};
+    if (message.schedules?.length) {
+      obj.schedules = message.schedules.map((e) => Schedule.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListSchedulesResponse>, I>>(base?: I): ListSchedulesResponse {
+    return ListSchedulesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListSchedulesResponse>, I>>(object: I): ListSchedulesResponse {
+    const message = createBaseListSchedulesResponse();
+    message.schedules = object.schedules?.map((e) => Schedule.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePauseScheduleRequest(): PauseScheduleRequest {
+  return { name: "" };
+}
+
+export const PauseScheduleRequest: MessageFns<PauseScheduleRequest> = {
+  encode(message: PauseScheduleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PauseScheduleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePauseScheduleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PauseScheduleRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: PauseScheduleRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PauseScheduleRequest>, I>>(base?: I): PauseScheduleRequest {
+    return PauseScheduleRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PauseScheduleRequest>, I>>(object: I): PauseScheduleRequest {
+    const message = createBasePauseScheduleRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBasePauseScheduleResponse(): PauseScheduleResponse {
+  return { schedule: undefined };
+}
+
+export const PauseScheduleResponse: MessageFns<PauseScheduleResponse> = {
+  encode(message: PauseScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.schedule !== undefined) {
+      Schedule.encode(message.schedule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PauseScheduleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePauseScheduleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.schedule = Schedule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PauseScheduleResponse {
+    return { schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined };
+  },
+
+  toJSON(message: PauseScheduleResponse): unknown {
+    const obj: any = {};
+    if (message.schedule !== undefined) {
+      obj.schedule = Schedule.toJSON(message.schedule);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PauseScheduleResponse>, I>>(base?: I): PauseScheduleResponse {
+    return PauseScheduleResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PauseScheduleResponse>, I>>(object: I): PauseScheduleResponse {
+    const message = createBasePauseScheduleResponse();
+    message.schedule = (object.schedule !== undefined && object.schedule !== null)
+      ? Schedule.fromPartial(object.schedule)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseResumeScheduleRequest(): ResumeScheduleRequest {
+  return { name: "" };
+}
+
+export const ResumeScheduleRequest: MessageFns<ResumeScheduleRequest> = {
+  encode(message: ResumeScheduleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResumeScheduleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResumeScheduleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResumeScheduleRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: ResumeScheduleRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ResumeScheduleRequest>, I>>(base?: I): ResumeScheduleRequest {
+    return ResumeScheduleRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ResumeScheduleRequest>, I>>(object: I): ResumeScheduleRequest {
+    const message = createBaseResumeScheduleRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseResumeScheduleResponse(): ResumeScheduleResponse {
+  return { schedule: undefined };
+}
+
+export const ResumeScheduleResponse: MessageFns<ResumeScheduleResponse> = {
+  encode(message: ResumeScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.schedule !== undefined) {
+      Schedule.encode(message.schedule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResumeScheduleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResumeScheduleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.schedule = Schedule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResumeScheduleResponse {
+    return { schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined };
+  },
+
+  toJSON(message: ResumeScheduleResponse): unknown {
+    const obj: any = {};
+    if (message.schedule !== undefined) {
+      obj.schedule = Schedule.toJSON(message.schedule);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ResumeScheduleResponse>, I>>(base?: I): ResumeScheduleResponse {
+    return ResumeScheduleResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ResumeScheduleResponse>, I>>(object: I): ResumeScheduleResponse {
+    const message = createBaseResumeScheduleResponse();
+    message.schedule = (object.schedule !== undefined && object.schedule !== null)
+      ? Schedule.fromPartial(object.schedule)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteScheduleRequest(): DeleteScheduleRequest {
+  return { name: "" };
+}
+
+export const DeleteScheduleRequest: MessageFns<DeleteScheduleRequest> = {
+  encode(message: DeleteScheduleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteScheduleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteScheduleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteScheduleRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: DeleteScheduleRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteScheduleRequest>, I>>(base?: I): DeleteScheduleRequest {
+    return DeleteScheduleRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteScheduleRequest>, I>>(object: I): DeleteScheduleRequest {
+    const message = createBaseDeleteScheduleRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteScheduleResponse(): DeleteScheduleResponse {
+  return {};
+}
+
+export const DeleteScheduleResponse: MessageFns<DeleteScheduleResponse> = {
+  encode(_: DeleteScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteScheduleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteScheduleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteScheduleResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteScheduleResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteScheduleResponse>, I>>(base?: I): DeleteScheduleResponse {
+    return DeleteScheduleResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteScheduleResponse>, I>>(_: I): DeleteScheduleResponse {
+    const message = createBaseDeleteScheduleResponse();
+    return message;
+  },
+};
+
+function createBaseTriggerScheduleRequest(): TriggerScheduleRequest {
+  return { name: "" };
+}
+
+export const TriggerScheduleRequest: MessageFns<TriggerScheduleRequest> = {
+  encode(message: TriggerScheduleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriggerScheduleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriggerScheduleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriggerScheduleRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: TriggerScheduleRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriggerScheduleRequest>, I>>(base?: I): TriggerScheduleRequest {
+    return TriggerScheduleRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriggerScheduleRequest>, I>>(object: I): TriggerScheduleRequest {
+    const message = createBaseTriggerScheduleRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseTriggerScheduleResponse(): TriggerScheduleResponse {
+  return { sessionId: "", requestId: "" };
+}
+
+export const TriggerScheduleResponse: MessageFns<TriggerScheduleResponse> = {
+  encode(message: TriggerScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(18).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriggerScheduleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriggerScheduleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriggerScheduleResponse {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: TriggerScheduleResponse): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriggerScheduleResponse>, I>>(base?: I): TriggerScheduleResponse {
+    return TriggerScheduleResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriggerScheduleResponse>, I>>(object: I): TriggerScheduleResponse {
+    const message = createBaseTriggerScheduleResponse();
+    message.sessionId = object.sessionId ?? "";
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
 /**
  * AgentService runs agents durably: every step is checkpointed under the session id, so a
  * run survives a crash of the caller or of the daemon and can be resumed.
@@ -16152,6 +17758,76 @@ export const AgentServiceService = {
     responseSerialize: (value: CompactResponse): Buffer => Buffer.from(CompactResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CompactResponse => CompactResponse.decode(value),
   },
+  /** Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name. */
+  createSchedule: {
+    path: "/luosho.v1.AgentService/CreateSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateScheduleRequest): Buffer =>
+      Buffer.from(CreateScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateScheduleRequest => CreateScheduleRequest.decode(value),
+    responseSerialize: (value: CreateScheduleResponse): Buffer =>
+      Buffer.from(CreateScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateScheduleResponse => CreateScheduleResponse.decode(value),
+  },
+  /** Every schedule, ordered by name. */
+  listSchedules: {
+    path: "/luosho.v1.AgentService/ListSchedules" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSchedulesRequest): Buffer => Buffer.from(ListSchedulesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSchedulesRequest => ListSchedulesRequest.decode(value),
+    responseSerialize: (value: ListSchedulesResponse): Buffer =>
+      Buffer.from(ListSchedulesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSchedulesResponse => ListSchedulesResponse.decode(value),
+  },
+  /** Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run. */
+  pauseSchedule: {
+    path: "/luosho.v1.AgentService/PauseSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PauseScheduleRequest): Buffer => Buffer.from(PauseScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PauseScheduleRequest => PauseScheduleRequest.decode(value),
+    responseSerialize: (value: PauseScheduleResponse): Buffer =>
+      Buffer.from(PauseScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PauseScheduleResponse => PauseScheduleResponse.decode(value),
+  },
+  /** Let a paused schedule fire again, from its next fire time after now. */
+  resumeSchedule: {
+    path: "/luosho.v1.AgentService/ResumeSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResumeScheduleRequest): Buffer =>
+      Buffer.from(ResumeScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResumeScheduleRequest => ResumeScheduleRequest.decode(value),
+    responseSerialize: (value: ResumeScheduleResponse): Buffer =>
+      Buffer.from(ResumeScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResumeScheduleResponse => ResumeScheduleResponse.decode(value),
+  },
+  /** Delete a schedule; runs it already started go on. */
+  deleteSchedule: {
+    path: "/luosho.v1.AgentService/DeleteSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteScheduleRequest): Buffer =>
+      Buffer.from(DeleteScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteScheduleRequest => DeleteScheduleRequest.decode(value),
+    responseSerialize: (value: DeleteScheduleResponse): Buffer =>
+      Buffer.from(DeleteScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteScheduleResponse => DeleteScheduleResponse.decode(value),
+  },
+  /** Fire a schedule now, once, outside its times (paused or not); its times are unchanged. */
+  triggerSchedule: {
+    path: "/luosho.v1.AgentService/TriggerSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TriggerScheduleRequest): Buffer =>
+      Buffer.from(TriggerScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TriggerScheduleRequest => TriggerScheduleRequest.decode(value),
+    responseSerialize: (value: TriggerScheduleResponse): Buffer =>
+      Buffer.from(TriggerScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriggerScheduleResponse => TriggerScheduleResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -16209,6 +17885,18 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * with SESSION_BUSY while a run holds the session. The transcript itself stays whole.
    */
   compact: handleUnaryCall<CompactRequest, CompactResponse>;
+  /** Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name. */
+  createSchedule: handleUnaryCall<CreateScheduleRequest, CreateScheduleResponse>;
+  /** Every schedule, ordered by name. */
+  listSchedules: handleUnaryCall<ListSchedulesRequest, ListSchedulesResponse>;
+  /** Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run. */
+  pauseSchedule: handleUnaryCall<PauseScheduleRequest, PauseScheduleResponse>;
+  /** Let a paused schedule fire again, from its next fire time after now. */
+  resumeSchedule: handleUnaryCall<ResumeScheduleRequest, ResumeScheduleResponse>;
+  /** Delete a schedule; runs it already started go on. */
+  deleteSchedule: handleUnaryCall<DeleteScheduleRequest, DeleteScheduleResponse>;
+  /** Fire a schedule now, once, outside its times (paused or not); its times are unchanged. */
+  triggerSchedule: handleUnaryCall<TriggerScheduleRequest, TriggerScheduleResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -16450,6 +18138,102 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CompactResponse) => void,
+  ): ClientUnaryCall;
+  /** Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name. */
+  createSchedule(
+    request: CreateScheduleRequest,
+    callback: (error: ServiceError | null, response: CreateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  createSchedule(
+    request: CreateScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  createSchedule(
+    request: CreateScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /** Every schedule, ordered by name. */
+  listSchedules(
+    request: ListSchedulesRequest,
+    callback: (error: ServiceError | null, response: ListSchedulesResponse) => void,
+  ): ClientUnaryCall;
+  listSchedules(
+    request: ListSchedulesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSchedulesResponse) => void,
+  ): ClientUnaryCall;
+  listSchedules(
+    request: ListSchedulesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSchedulesResponse) => void,
+  ): ClientUnaryCall;
+  /** Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run. */
+  pauseSchedule(
+    request: PauseScheduleRequest,
+    callback: (error: ServiceError | null, response: PauseScheduleResponse) => void,
+  ): ClientUnaryCall;
+  pauseSchedule(
+    request: PauseScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PauseScheduleResponse) => void,
+  ): ClientUnaryCall;
+  pauseSchedule(
+    request: PauseScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PauseScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /** Let a paused schedule fire again, from its next fire time after now. */
+  resumeSchedule(
+    request: ResumeScheduleRequest,
+    callback: (error: ServiceError | null, response: ResumeScheduleResponse) => void,
+  ): ClientUnaryCall;
+  resumeSchedule(
+    request: ResumeScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResumeScheduleResponse) => void,
+  ): ClientUnaryCall;
+  resumeSchedule(
+    request: ResumeScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResumeScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /** Delete a schedule; runs it already started go on. */
+  deleteSchedule(
+    request: DeleteScheduleRequest,
+    callback: (error: ServiceError | null, response: DeleteScheduleResponse) => void,
+  ): ClientUnaryCall;
+  deleteSchedule(
+    request: DeleteScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteScheduleResponse) => void,
+  ): ClientUnaryCall;
+  deleteSchedule(
+    request: DeleteScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /** Fire a schedule now, once, outside its times (paused or not); its times are unchanged. */
+  triggerSchedule(
+    request: TriggerScheduleRequest,
+    callback: (error: ServiceError | null, response: TriggerScheduleResponse) => void,
+  ): ClientUnaryCall;
+  triggerSchedule(
+    request: TriggerScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriggerScheduleResponse) => void,
+  ): ClientUnaryCall;
+  triggerSchedule(
+    request: TriggerScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriggerScheduleResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -476,6 +476,81 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_CompactResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ScheduleCron_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ScheduleCron_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ScheduleSpec_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ScheduleSpec_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_Schedule_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_Schedule_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CreateScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CreateScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_CreateScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_CreateScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListSchedulesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListSchedulesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListSchedulesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListSchedulesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_PauseScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_PauseScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_PauseScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_PauseScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ResumeScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ResumeScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ResumeScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ResumeScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_DeleteScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_DeleteScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_DeleteScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_DeleteScheduleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_TriggerScheduleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_TriggerScheduleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_TriggerScheduleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_TriggerScheduleResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -838,181 +913,239 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\001 \001(\t\022/\n\010strategy\030\002 \001(\0162\035.luosho.v1.Comp" +
       "actionStrategy\"O\n\017CompactResponse\022\021\n\tcom" +
       "pacted\030\001 \001(\010\022)\n\ncheckpoint\030\002 \001(\0132\025.luosh" +
-      "o.v1.Checkpoint*\372\034\n\013ErrorReason\022\034\n\030ERROR" +
-      "_REASON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_IN" +
-      "TERNAL\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMEN" +
-      "T\020\002\022\"\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022" +
-      "%\n!ERROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#" +
-      "\n\037ERROR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033E" +
-      "RROR_REASON_SESSION_EXISTS\020\006\022$\n ERROR_RE" +
-      "ASON_EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REAS" +
-      "ON_TOOL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON" +
-      "_TOOL_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON" +
-      "_SESSION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_RE" +
-      "ASON_AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUM" +
-      "E_TOOL_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION" +
-      "_BUSY\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033" +
-      "ERROR_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_R" +
-      "EASON_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASO" +
-      "N_SHUTTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MA" +
-      "NY_RUNS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOA" +
-      "DED\020\023\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022" +
-      "\"\n\036ERROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027E" +
-      "RROR_REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON" +
-      "_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUES" +
-      "T_ID_REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQU" +
-      "IRED\020\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!" +
-      "\n\035ERROR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERR" +
-      "OR_REASON_AGENT_REQUIRED\020(\022(\n$ERROR_REAS" +
-      "ON_DUPLICATE_SUBAGENT_NAME\020)\022$\n ERROR_RE" +
-      "ASON_DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REAS" +
-      "ON_IF_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON" +
-      "_INPUT_REQUIRED\020,\022$\n ERROR_REASON_INVALI" +
-      "D_APPROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_" +
-      "APPROVAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVAL" +
-      "ID_DRIFT_POLICY\020/\022&\n\"ERROR_REASON_INVALI" +
-      "D_HISTORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALI" +
-      "D_ID\0201\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202" +
-      "\022\035\n\031ERROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR" +
-      "_REASON_INVALID_MAX_STEPS\0204\022$\n ERROR_REA" +
-      "SON_INVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASO" +
-      "N_INVALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVA" +
-      "LID_MODEL\0207\022\'\n#ERROR_REASON_INVALID_MODE" +
-      "L_SETTINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAG" +
-      "E_SIZE\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TO" +
-      "KEN\020:\022#\n\037ERROR_REASON_INVALID_REQUEST_ID" +
-      "\020;\022\037\n\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037E" +
-      "RROR_REASON_INVALID_SESSION_ID\020=\022\037\n\033ERRO" +
-      "R_REASON_INVALID_STATUS\020>\022!\n\035ERROR_REASO" +
-      "N_INVALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INV",
-      "ALID_SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INV" +
-      "ALID_TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVA" +
-      "LID_TOOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_I" +
-      "NVALID_TOOL_NAME\020C\022$\n ERROR_REASON_INVAL" +
-      "ID_TOOL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID" +
-      "_TOOL_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NO" +
-      "T_FOUND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH" +
-      "_OVER_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_D" +
-      "ESCRIPTION_REQUIRED\020H\022.\n*ERROR_REASON_SU" +
-      "BAGENT_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_R" +
-      "EASON_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR" +
-      "_REASON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERR" +
-      "OR_REASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REA" +
-      "SON_TOOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_" +
-      "REASON_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REA" +
-      "SON_UNKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON" +
-      "_UNKNOWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKN" +
-      "OWN_TOOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_" +
-      "RETENTION\020R\022 \n\034ERROR_REASON_INVALID_REQU" +
-      "EST\020d\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_" +
-      "TYPE\020e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#" +
-      "\n\037ERROR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035E" +
-      "RROR_REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_" +
-      "REASON_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_R" +
-      "EASON_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REAS" +
-      "ON_INVALID_LAST_EVENT_ID\020k\022%\n!ERROR_REAS" +
-      "ON_INVALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASO" +
-      "N_INVALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_" +
-      "REASON_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REAS" +
-      "ON_INVALID_FOLLOW\020o\022%\n!ERROR_REASON_INVA" +
-      "LID_NEWEST_FIRST\020p\022+\n\'ERROR_REASON_INVAL" +
-      "ID_INCLUDE_TOTAL_SIZE\020q\022$\n ERROR_REASON_" +
-      "RECONCILE_NOT_ASKED\020x\022*\n&ERROR_REASON_IN" +
-      "VALID_RECONCILE_OUTCOME\020y\022\037\n\033ERROR_REASO" +
-      "N_INVALID_LIMITS\020}\022)\n%ERROR_REASON_COST_" +
-      "LIMIT_WITHOUT_PRICE\020~\022)\n$ERROR_REASON_IN" +
-      "VALID_COSTLIEST_FIRST\020\202\001\022\'\n\"ERROR_REASON" +
-      "_INVALID_OUTPUT_SCHEMA\020\226\001\022!\n\034ERROR_REASO" +
-      "N_ANSWER_REQUIRED\020\233\001\022$\n\037ERROR_REASON_ANS" +
-      "WER_NOT_ALLOWED\020\234\001\022\"\n\035ERROR_REASON_SESSI" +
-      "ON_SLEEPING\020\252\001\022\036\n\031ERROR_REASON_NOT_SLEEP" +
-      "ING\020\253\001\022$\n\037ERROR_REASON_INVALID_SLEEP_TOO" +
-      "L\020\254\001\022)\n$ERROR_REASON_INVALID_FALLBACK_MO" +
-      "DELS\020\221\001\022#\n\036ERROR_REASON_INVALID_REASONIN" +
-      "G\020\240\001\022(\n#ERROR_REASON_CONTEXT_WINDOW_UNKN" +
-      "OWN\020\245\001\022$\n\037ERROR_REASON_INVALID_COMPACTIO" +
-      "N\020\246\001*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013RO" +
-      "LE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSIS" +
-      "TANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPoli" +
-      "cy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033" +
-      "\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRI" +
-      "FT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_" +
-      "IGNORE\020\003*\301\001\n\020CheckpointStatus\022!\n\035CHECKPO" +
-      "INT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_S" +
-      "TATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS" +
-      "_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATU" +
-      "S_FINISHED\020\003\022\036\n\032CHECKPOINT_STATUS_SLEEPI" +
-      "NG\020\004*\250\002\n\014FinishReason\022\035\n\031FINISH_REASON_U" +
-      "NSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027" +
-      "FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REAS" +
-      "ON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITING_A" +
-      "PPROVAL\020\004\022!\n\035FINISH_REASON_BUDGET_EXCEED" +
-      "ED\020\005\022#\n\037FINISH_REASON_DEADLINE_EXCEEDED\020" +
-      "\006\022 \n\034FINISH_REASON_OUTPUT_INVALID\020\007\022\032\n\026F" +
-      "INISH_REASON_SLEEPING\020\010*\231\001\n\022CompactionSt" +
-      "rategy\022#\n\037COMPACTION_STRATEGY_UNSPECIFIE" +
-      "D\020\000\022\035\n\031COMPACTION_STRATEGY_PRUNE\020\001\022!\n\035CO" +
-      "MPACTION_STRATEGY_SUMMARIZE\020\002\022\034\n\030COMPACT" +
-      "ION_STRATEGY_BOTH\020\003*\177\n\nMcpRetryOn\022\034\n\030MCP" +
-      "_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_" +
-      "TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022" +
-      "\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAppro" +
-      "val\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP" +
-      "_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020" +
-      "\002*e\n\014ApprovalKind\022\035\n\031APPROVAL_KIND_UNSPE" +
-      "CIFIED\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026" +
-      "APPROVAL_KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024R" +
-      "UN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022" +
-      "\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUM" +
-      "E\020\003*\223\001\n\020ReconcileOutcome\022!\n\035RECONCILE_OU" +
-      "TCOME_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME" +
-      "_DONE\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED" +
-      "\020\002\022\035\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014Too" +
-      "lExecutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000" +
-      "\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECU" +
-      "TOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPEC" +
-      "IFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_E" +
-      "NQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BU" +
-      "SY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT" +
-      "_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME" +
-      "_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020" +
-      "\002*^\n\014McpTransport\022\035\n\031MCP_TRANSPORT_UNSPE" +
-      "CIFIED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP" +
-      "_TRANSPORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034" +
-      "MCP_SERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SE" +
-      "RVER_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_S" +
-      "TATE_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020" +
-      "\0032\234\t\n\014AgentService\022B\n\007Execute\022\031.luosho.v" +
-      "1.ExecuteRequest\032\032.luosho.v1.ExecuteResp" +
-      "onse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReque" +
-      "st\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Submi" +
-      "tToolResult\022\".luosho.v1.SubmitToolResult" +
-      "Request\032#.luosho.v1.SubmitToolResultResp" +
-      "onse\022=\n\006Cancel\022\030.luosho.v1.CancelRequest" +
-      "\032\031.luosho.v1.CancelResponse\022I\n\nGetSessio" +
-      "n\022\034.luosho.v1.GetSessionRequest\032\035.luosho" +
-      ".v1.GetSessionResponse\022O\n\014ListSessions\022\036" +
-      ".luosho.v1.ListSessionsRequest\032\037.luosho." +
-      "v1.ListSessionsResponse\022R\n\rDeleteSession" +
-      "\022\037.luosho.v1.DeleteSessionRequest\032 .luos" +
-      "ho.v1.DeleteSessionResponse\022B\n\007Resolve\022\031" +
-      ".luosho.v1.ResolveRequest\032\032.luosho.v1.Re" +
-      "solveResponse0\001\022R\n\rListApprovals\022\037.luosh" +
-      "o.v1.ListApprovalsRequest\032 .luosho.v1.Li" +
-      "stApprovalsResponse\022@\n\007History\022\031.luosho." +
-      "v1.HistoryRequest\032\032.luosho.v1.HistoryRes" +
-      "ponse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027." +
-      "luosho.v1.ForkResponse\022@\n\007Compare\022\031.luos" +
-      "ho.v1.CompareRequest\032\032.luosho.v1.Compare" +
-      "Response\022<\n\005Watch\022\027.luosho.v1.WatchReque" +
-      "st\032\030.luosho.v1.WatchResponse0\001\022U\n\016ListMc" +
-      "pServers\022 .luosho.v1.ListMcpServersReque" +
-      "st\032!.luosho.v1.ListMcpServersResponse\022O\n" +
-      "\014DequeueInput\022\036.luosho.v1.DequeueInputRe" +
-      "quest\032\037.luosho.v1.DequeueInputResponse\022@" +
-      "\n\007Compact\022\031.luosho.v1.CompactRequest\032\032.l" +
-      "uosho.v1.CompactResponseB\035\n\rdev.luosho.v" +
-      "1B\nAgentProtoP\001b\006proto3"
+      "o.v1.Checkpoint\"5\n\014ScheduleCron\022\022\n\nexpre" +
+      "ssion\030\001 \001(\t\022\021\n\ttime_zone\030\002 \001(\t\"\264\002\n\014Sched" +
+      "uleSpec\022\014\n\004name\030\001 \001(\t\022\'\n\004cron\030\002 \001(\0132\027.lu" +
+      "osho.v1.ScheduleCronH\000\022\025\n\013interval_ms\030\003 " +
+      "\001(\003H\000\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSp" +
+      "ec\022!\n\005input\030\005 \003(\0132\022.luosho.v1.Message\022+\n" +
+      "\007overlap\030\006 \001(\0162\032.luosho.v1.ScheduleOverl" +
+      "ap\022,\n\010catch_up\030\007 \001(\0162\032.luosho.v1.Schedul" +
+      "eCatchUp\022+\n\007session\030\010 \001(\0162\032.luosho.v1.Sc" +
+      "heduleSessionB\006\n\004when\"\210\002\n\010Schedule\022%\n\004sp" +
+      "ec\030\001 \001(\0132\027.luosho.v1.ScheduleSpec\022\016\n\006pau" +
+      "sed\030\002 \001(\010\022-\n\tnext_fire\030\003 \001(\0132\032.google.pr" +
+      "otobuf.Timestamp\022-\n\tlast_fire\030\004 \001(\0132\032.go" +
+      "ogle.protobuf.Timestamp\022\027\n\017last_session_" +
+      "id\030\005 \001(\t\022\r\n\005fired\030\006 \001(\003\022\017\n\007skipped\030\007 \001(\003" +
+      "\022.\n\ncreated_at\030\010 \001(\0132\032.google.protobuf.T" +
+      "imestamp\">\n\025CreateScheduleRequest\022%\n\004spe" +
+      "c\030\001 \001(\0132\027.luosho.v1.ScheduleSpec\"?\n\026Crea" +
+      "teScheduleResponse\022%\n\010schedule\030\001 \001(\0132\023.l" +
+      "uosho.v1.Schedule\"\026\n\024ListSchedulesReques" +
+      "t\"?\n\025ListSchedulesResponse\022&\n\tschedules\030" +
+      "\001 \003(\0132\023.luosho.v1.Schedule\"$\n\024PauseSched" +
+      "uleRequest\022\014\n\004name\030\001 \001(\t\">\n\025PauseSchedul" +
+      "eResponse\022%\n\010schedule\030\001 \001(\0132\023.luosho.v1." +
+      "Schedule\"%\n\025ResumeScheduleRequest\022\014\n\004nam" +
+      "e\030\001 \001(\t\"?\n\026ResumeScheduleResponse\022%\n\010sch" +
+      "edule\030\001 \001(\0132\023.luosho.v1.Schedule\"%\n\025Dele" +
+      "teScheduleRequest\022\014\n\004name\030\001 \001(\t\"\030\n\026Delet" +
+      "eScheduleResponse\"&\n\026TriggerScheduleRequ" +
+      "est\022\014\n\004name\030\001 \001(\t\"A\n\027TriggerScheduleResp" +
+      "onse\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_id\030\002" +
+      " \001(\t*\265\036\n\013ErrorReason\022\034\n\030ERROR_REASON_UNS" +
+      "PECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n" +
+      "\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERRO" +
+      "R_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_RE" +
+      "ASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR_REA" +
+      "SON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_REASON" +
+      "_SESSION_EXISTS\020\006\022$\n ERROR_REASON_EVENTS" +
+      "_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TOOL_CAL" +
+      "L_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL_CALL_" +
+      "NOT_PENDING\020\t\022*\n&ERROR_REASON_SESSION_AW" +
+      "AITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_AGENT_" +
+      "DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOOL_MISS" +
+      "ING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY\020\r\022\033\n\027" +
+      "ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR_REASO" +
+      "N_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON_PROVI" +
+      "DER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHUTTING_",
+      "DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RUNS\020\022\022\"" +
+      "\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023\022 \n\034ER" +
+      "ROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ERROR_RE" +
+      "ASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_REASON" +
+      "_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPUT_DEQU" +
+      "EUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_REUSED" +
+      "\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020\031\022\036\n\032E" +
+      "RROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERROR_REA" +
+      "SON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_REASON_A" +
+      "GENT_REQUIRED\020(\022(\n$ERROR_REASON_DUPLICAT" +
+      "E_SUBAGENT_NAME\020)\022$\n ERROR_REASON_DUPLIC" +
+      "ATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF_BUSY_" +
+      "UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPUT_REQU" +
+      "IRED\020,\022$\n ERROR_REASON_INVALID_APPROVAL_" +
+      "ID\020-\022)\n%ERROR_REASON_INVALID_APPROVAL_TI" +
+      "MEOUT\020.\022%\n!ERROR_REASON_INVALID_DRIFT_PO" +
+      "LICY\020/\022&\n\"ERROR_REASON_INVALID_HISTORY_L" +
+      "IMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\0201\022 \n\034E" +
+      "RROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031ERROR_R" +
+      "EASON_INVALID_JSON\0203\022\"\n\036ERROR_REASON_INV" +
+      "ALID_MAX_STEPS\0204\022$\n ERROR_REASON_INVALID" +
+      "_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INVALID_M" +
+      "ESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_MODEL\0207" +
+      "\022\'\n#ERROR_REASON_INVALID_MODEL_SETTINGS\020" +
+      "8\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZE\0209\022#\n" +
+      "\037ERROR_REASON_INVALID_PAGE_TOKEN\020:\022#\n\037ER" +
+      "ROR_REASON_INVALID_REQUEST_ID\020;\022\037\n\033ERROR" +
+      "_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_REASON" +
+      "_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REASON_IN" +
+      "VALID_STATUS\020>\022!\n\035ERROR_REASON_INVALID_S" +
+      "UBAGENT\020?\022&\n\"ERROR_REASON_INVALID_SUBAGE" +
+      "NT_NAME\020@\022%\n!ERROR_REASON_INVALID_TOOL_C" +
+      "ALL_ID\020A\022)\n%ERROR_REASON_INVALID_TOOL_CO" +
+      "NCURRENCY\020B\022\"\n\036ERROR_REASON_INVALID_TOOL" +
+      "_NAME\020C\022$\n ERROR_REASON_INVALID_TOOL_SCH" +
+      "EMA\020D\022%\n!ERROR_REASON_INVALID_TOOL_TIMEO" +
+      "UT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOUND\020F\022*" +
+      "\n&ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT" +
+      "\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTION_" +
+      "REQUIRED\020H\022.\n*ERROR_REASON_SUBAGENT_DESC" +
+      "RIPTION_TOO_LONG\020I\022(\n$ERROR_REASON_SUBAG" +
+      "ENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REASON_SUB" +
+      "AGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_REASON_T" +
+      "ASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_TOOL_RE" +
+      "SULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASON_TOO_" +
+      "MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_UNKNOWN" +
+      "_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKNOWN_PR" +
+      "OVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_TOOL_CA" +
+      "LL\020Q\022\"\n\036ERROR_REASON_INVALID_RETENTION\020R" +
+      "\022 \n\034ERROR_REASON_INVALID_REQUEST\020d\022\'\n#ER" +
+      "ROR_REASON_UNSUPPORTED_MEDIA_TYPE\020e\022\036\n\032E" +
+      "RROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_REA" +
+      "SON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_REASON" +
+      "_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASON_CSRF" +
+      "_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON_CSRF_" +
+      "TOKEN_INVALID\020j\022&\n\"ERROR_REASON_INVALID_" +
+      "LAST_EVENT_ID\020k\022%\n!ERROR_REASON_INVALID_" +
+      "KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INVALID_I" +
+      "NCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASON_INVA" +
+      "LID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_INVALID_" +
+      "FOLLOW\020o\022%\n!ERROR_REASON_INVALID_NEWEST_" +
+      "FIRST\020p\022+\n\'ERROR_REASON_INVALID_INCLUDE_" +
+      "TOTAL_SIZE\020q\022$\n ERROR_REASON_RECONCILE_N" +
+      "OT_ASKED\020x\022*\n&ERROR_REASON_INVALID_RECON" +
+      "CILE_OUTCOME\020y\022\037\n\033ERROR_REASON_INVALID_L" +
+      "IMITS\020}\022)\n%ERROR_REASON_COST_LIMIT_WITHO" +
+      "UT_PRICE\020~\022)\n$ERROR_REASON_INVALID_COSTL" +
+      "IEST_FIRST\020\202\001\022\'\n\"ERROR_REASON_INVALID_OU" +
+      "TPUT_SCHEMA\020\226\001\022!\n\034ERROR_REASON_ANSWER_RE" +
+      "QUIRED\020\233\001\022$\n\037ERROR_REASON_ANSWER_NOT_ALL" +
+      "OWED\020\234\001\022\"\n\035ERROR_REASON_SESSION_SLEEPING" +
+      "\020\252\001\022\036\n\031ERROR_REASON_NOT_SLEEPING\020\253\001\022$\n\037E" +
+      "RROR_REASON_INVALID_SLEEP_TOOL\020\254\001\022)\n$ERR" +
+      "OR_REASON_INVALID_FALLBACK_MODELS\020\221\001\022#\n\036" +
+      "ERROR_REASON_INVALID_REASONING\020\240\001\022(\n#ERR" +
+      "OR_REASON_CONTEXT_WINDOW_UNKNOWN\020\245\001\022$\n\037E" +
+      "RROR_REASON_INVALID_COMPACTION\020\246\001\022\"\n\035ERR" +
+      "OR_REASON_INVALID_SCHEDULE\020\257\001\022#\n\036ERROR_R" +
+      "EASON_UNKNOWN_TIME_ZONE\020\260\001\022!\n\034ERROR_REAS" +
+      "ON_SCHEDULE_EXISTS\020\261\001\022$\n\037ERROR_REASON_SC" +
+      "HEDULE_NOT_FOUND\020\262\001\022\'\n\"ERROR_REASON_SCHE" +
+      "DULES_UNSUPPORTED\020\263\001*_\n\004Role\022\024\n\020ROLE_UNS" +
+      "PECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER" +
+      "\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001" +
+      "\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY" +
+      "_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WAR" +
+      "N\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGE" +
+      "NT_DRIFT_POLICY_IGNORE\020\003*\301\001\n\020CheckpointS" +
+      "tatus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000" +
+      "\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#C" +
+      "HECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032" +
+      "CHECKPOINT_STATUS_FINISHED\020\003\022\036\n\032CHECKPOI" +
+      "NT_STATUS_SLEEPING\020\004*\250\002\n\014FinishReason\022\035\n" +
+      "\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_R" +
+      "EASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020" +
+      "\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_R" +
+      "EASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_REAS" +
+      "ON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_DE" +
+      "ADLINE_EXCEEDED\020\006\022 \n\034FINISH_REASON_OUTPU" +
+      "T_INVALID\020\007\022\032\n\026FINISH_REASON_SLEEPING\020\010*" +
+      "\231\001\n\022CompactionStrategy\022#\n\037COMPACTION_STR" +
+      "ATEGY_UNSPECIFIED\020\000\022\035\n\031COMPACTION_STRATE" +
+      "GY_PRUNE\020\001\022!\n\035COMPACTION_STRATEGY_SUMMAR" +
+      "IZE\020\002\022\034\n\030COMPACTION_STRATEGY_BOTH\020\003*\177\n\nM" +
+      "cpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022" +
+      "\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_O" +
+      "N_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERR" +
+      "OR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_UNSP" +
+      "ECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_" +
+      "APPROVAL_UNGATE\020\002*e\n\014ApprovalKind\022\035\n\031APP" +
+      "ROVAL_KIND_UNSPECIFIED\020\000\022\032\n\026APPROVAL_KIN" +
+      "D_APPROVAL\020\001\022\032\n\026APPROVAL_KIND_QUESTION\020\002" +
+      "*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n" +
+      "\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023" +
+      "\n\017RUN_MODE_RESUME\020\003*\223\001\n\020ReconcileOutcome" +
+      "\022!\n\035RECONCILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026R" +
+      "ECONCILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE_OUT" +
+      "COME_NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTCOME_" +
+      "UNKNOWN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUT" +
+      "OR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT" +
+      "\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027" +
+      "\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJEC" +
+      "T\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTE" +
+      "RRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitO" +
+      "utcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033" +
+      "\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OU" +
+      "TCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MCP" +
+      "_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPOR" +
+      "T_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016Mc" +
+      "pServerState\022 \n\034MCP_SERVER_STATE_UNSPECI" +
+      "FIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020\001" +
+      "\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SE" +
+      "RVER_STATE_DOWN\020\003*\210\001\n\017ScheduleOverlap\022 \n" +
+      "\034SCHEDULE_OVERLAP_UNSPECIFIED\020\000\022\031\n\025SCHED" +
+      "ULE_OVERLAP_SKIP\020\001\022\034\n\030SCHEDULE_OVERLAP_E" +
+      "NQUEUE\020\002\022\032\n\026SCHEDULE_OVERLAP_ALLOW\020\003*\211\001\n" +
+      "\017ScheduleCatchUp\022!\n\035SCHEDULE_CATCH_UP_UN" +
+      "SPECIFIED\020\000\022\034\n\030SCHEDULE_CATCH_UP_LATEST\020" +
+      "\001\022\031\n\025SCHEDULE_CATCH_UP_ALL\020\002\022\032\n\026SCHEDULE" +
+      "_CATCH_UP_NONE\020\003*m\n\017ScheduleSession\022 \n\034S" +
+      "CHEDULE_SESSION_UNSPECIFIED\020\000\022\036\n\032SCHEDUL" +
+      "E_SESSION_EACH_FIRE\020\001\022\030\n\024SCHEDULE_SESSIO" +
+      "N_ONE\020\0022\243\r\n\014AgentService\022B\n\007Execute\022\031.lu" +
+      "osho.v1.ExecuteRequest\032\032.luosho.v1.Execu" +
+      "teResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resum" +
+      "eRequest\032\031.luosho.v1.ResumeResponse0\001\022[\n" +
+      "\020SubmitToolResult\022\".luosho.v1.SubmitTool" +
+      "ResultRequest\032#.luosho.v1.SubmitToolResu" +
+      "ltResponse\022=\n\006Cancel\022\030.luosho.v1.CancelR" +
+      "equest\032\031.luosho.v1.CancelResponse\022I\n\nGet" +
+      "Session\022\034.luosho.v1.GetSessionRequest\032\035." +
+      "luosho.v1.GetSessionResponse\022O\n\014ListSess" +
+      "ions\022\036.luosho.v1.ListSessionsRequest\032\037.l" +
+      "uosho.v1.ListSessionsResponse\022R\n\rDeleteS" +
+      "ession\022\037.luosho.v1.DeleteSessionRequest\032" +
+      " .luosho.v1.DeleteSessionResponse\022B\n\007Res" +
+      "olve\022\031.luosho.v1.ResolveRequest\032\032.luosho" +
+      ".v1.ResolveResponse0\001\022R\n\rListApprovals\022\037" +
+      ".luosho.v1.ListApprovalsRequest\032 .luosho" +
+      ".v1.ListApprovalsResponse\022@\n\007History\022\031.l" +
+      "uosho.v1.HistoryRequest\032\032.luosho.v1.Hist" +
+      "oryResponse\0227\n\004Fork\022\026.luosho.v1.ForkRequ" +
+      "est\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022" +
+      "\031.luosho.v1.CompareRequest\032\032.luosho.v1.C" +
+      "ompareResponse\022<\n\005Watch\022\027.luosho.v1.Watc" +
+      "hRequest\032\030.luosho.v1.WatchResponse0\001\022U\n\016" +
+      "ListMcpServers\022 .luosho.v1.ListMcpServer" +
+      "sRequest\032!.luosho.v1.ListMcpServersRespo" +
+      "nse\022O\n\014DequeueInput\022\036.luosho.v1.DequeueI" +
+      "nputRequest\032\037.luosho.v1.DequeueInputResp" +
+      "onse\022@\n\007Compact\022\031.luosho.v1.CompactReque" +
+      "st\032\032.luosho.v1.CompactResponse\022U\n\016Create" +
+      "Schedule\022 .luosho.v1.CreateScheduleReque" +
+      "st\032!.luosho.v1.CreateScheduleResponse\022R\n" +
+      "\rListSchedules\022\037.luosho.v1.ListSchedules" +
+      "Request\032 .luosho.v1.ListSchedulesRespons" +
+      "e\022R\n\rPauseSchedule\022\037.luosho.v1.PauseSche" +
+      "duleRequest\032 .luosho.v1.PauseScheduleRes" +
+      "ponse\022U\n\016ResumeSchedule\022 .luosho.v1.Resu" +
+      "meScheduleRequest\032!.luosho.v1.ResumeSche" +
+      "duleResponse\022U\n\016DeleteSchedule\022 .luosho." +
+      "v1.DeleteScheduleRequest\032!.luosho.v1.Del" +
+      "eteScheduleResponse\022X\n\017TriggerSchedule\022!" +
+      ".luosho.v1.TriggerScheduleRequest\032\".luos" +
+      "ho.v1.TriggerScheduleResponseB\035\n\rdev.luo" +
+      "sho.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -1559,6 +1692,96 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompactResponse_descriptor,
         new java.lang.String[] { "Compacted", "Checkpoint", });
+    internal_static_luosho_v1_ScheduleCron_descriptor =
+      getDescriptor().getMessageType(86);
+    internal_static_luosho_v1_ScheduleCron_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ScheduleCron_descriptor,
+        new java.lang.String[] { "Expression", "TimeZone", });
+    internal_static_luosho_v1_ScheduleSpec_descriptor =
+      getDescriptor().getMessageType(87);
+    internal_static_luosho_v1_ScheduleSpec_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ScheduleSpec_descriptor,
+        new java.lang.String[] { "Name", "Cron", "IntervalMs", "Agent", "Input", "Overlap", "CatchUp", "Session", "When", });
+    internal_static_luosho_v1_Schedule_descriptor =
+      getDescriptor().getMessageType(88);
+    internal_static_luosho_v1_Schedule_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_Schedule_descriptor,
+        new java.lang.String[] { "Spec", "Paused", "NextFire", "LastFire", "LastSessionId", "Fired", "Skipped", "CreatedAt", });
+    internal_static_luosho_v1_CreateScheduleRequest_descriptor =
+      getDescriptor().getMessageType(89);
+    internal_static_luosho_v1_CreateScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CreateScheduleRequest_descriptor,
+        new java.lang.String[] { "Spec", });
+    internal_static_luosho_v1_CreateScheduleResponse_descriptor =
+      getDescriptor().getMessageType(90);
+    internal_static_luosho_v1_CreateScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_CreateScheduleResponse_descriptor,
+        new java.lang.String[] { "Schedule", });
+    internal_static_luosho_v1_ListSchedulesRequest_descriptor =
+      getDescriptor().getMessageType(91);
+    internal_static_luosho_v1_ListSchedulesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListSchedulesRequest_descriptor,
+        new java.lang.String[] { });
+    internal_static_luosho_v1_ListSchedulesResponse_descriptor =
+      getDescriptor().getMessageType(92);
+    internal_static_luosho_v1_ListSchedulesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListSchedulesResponse_descriptor,
+        new java.lang.String[] { "Schedules", });
+    internal_static_luosho_v1_PauseScheduleRequest_descriptor =
+      getDescriptor().getMessageType(93);
+    internal_static_luosho_v1_PauseScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_PauseScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_PauseScheduleResponse_descriptor =
+      getDescriptor().getMessageType(94);
+    internal_static_luosho_v1_PauseScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_PauseScheduleResponse_descriptor,
+        new java.lang.String[] { "Schedule", });
+    internal_static_luosho_v1_ResumeScheduleRequest_descriptor =
+      getDescriptor().getMessageType(95);
+    internal_static_luosho_v1_ResumeScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ResumeScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_ResumeScheduleResponse_descriptor =
+      getDescriptor().getMessageType(96);
+    internal_static_luosho_v1_ResumeScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ResumeScheduleResponse_descriptor,
+        new java.lang.String[] { "Schedule", });
+    internal_static_luosho_v1_DeleteScheduleRequest_descriptor =
+      getDescriptor().getMessageType(97);
+    internal_static_luosho_v1_DeleteScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_DeleteScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_DeleteScheduleResponse_descriptor =
+      getDescriptor().getMessageType(98);
+    internal_static_luosho_v1_DeleteScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_DeleteScheduleResponse_descriptor,
+        new java.lang.String[] { });
+    internal_static_luosho_v1_TriggerScheduleRequest_descriptor =
+      getDescriptor().getMessageType(99);
+    internal_static_luosho_v1_TriggerScheduleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_TriggerScheduleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_luosho_v1_TriggerScheduleResponse_descriptor =
+      getDescriptor().getMessageType(100);
+    internal_static_luosho_v1_TriggerScheduleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_TriggerScheduleResponse_descriptor,
+        new java.lang.String[] { "SessionId", "RequestId", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
   }

@@ -512,6 +512,192 @@ public final class AgentServiceGrpc {
     return getCompactMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.CreateScheduleRequest,
+      dev.luosho.v1.CreateScheduleResponse> getCreateScheduleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CreateSchedule",
+      requestType = dev.luosho.v1.CreateScheduleRequest.class,
+      responseType = dev.luosho.v1.CreateScheduleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.CreateScheduleRequest,
+      dev.luosho.v1.CreateScheduleResponse> getCreateScheduleMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.CreateScheduleRequest, dev.luosho.v1.CreateScheduleResponse> getCreateScheduleMethod;
+    if ((getCreateScheduleMethod = AgentServiceGrpc.getCreateScheduleMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCreateScheduleMethod = AgentServiceGrpc.getCreateScheduleMethod) == null) {
+          AgentServiceGrpc.getCreateScheduleMethod = getCreateScheduleMethod =
+              io.grpc.MethodDescriptor.<dev.luosho.v1.CreateScheduleRequest, dev.luosho.v1.CreateScheduleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CreateSchedule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.CreateScheduleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.CreateScheduleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("CreateSchedule"))
+              .build();
+        }
+      }
+    }
+    return getCreateScheduleMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ListSchedulesRequest,
+      dev.luosho.v1.ListSchedulesResponse> getListSchedulesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListSchedules",
+      requestType = dev.luosho.v1.ListSchedulesRequest.class,
+      responseType = dev.luosho.v1.ListSchedulesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ListSchedulesRequest,
+      dev.luosho.v1.ListSchedulesResponse> getListSchedulesMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ListSchedulesRequest, dev.luosho.v1.ListSchedulesResponse> getListSchedulesMethod;
+    if ((getListSchedulesMethod = AgentServiceGrpc.getListSchedulesMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getListSchedulesMethod = AgentServiceGrpc.getListSchedulesMethod) == null) {
+          AgentServiceGrpc.getListSchedulesMethod = getListSchedulesMethod =
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ListSchedulesRequest, dev.luosho.v1.ListSchedulesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListSchedules"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.ListSchedulesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.ListSchedulesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListSchedules"))
+              .build();
+        }
+      }
+    }
+    return getListSchedulesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.PauseScheduleRequest,
+      dev.luosho.v1.PauseScheduleResponse> getPauseScheduleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "PauseSchedule",
+      requestType = dev.luosho.v1.PauseScheduleRequest.class,
+      responseType = dev.luosho.v1.PauseScheduleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.PauseScheduleRequest,
+      dev.luosho.v1.PauseScheduleResponse> getPauseScheduleMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.PauseScheduleRequest, dev.luosho.v1.PauseScheduleResponse> getPauseScheduleMethod;
+    if ((getPauseScheduleMethod = AgentServiceGrpc.getPauseScheduleMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getPauseScheduleMethod = AgentServiceGrpc.getPauseScheduleMethod) == null) {
+          AgentServiceGrpc.getPauseScheduleMethod = getPauseScheduleMethod =
+              io.grpc.MethodDescriptor.<dev.luosho.v1.PauseScheduleRequest, dev.luosho.v1.PauseScheduleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "PauseSchedule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.PauseScheduleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.PauseScheduleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("PauseSchedule"))
+              .build();
+        }
+      }
+    }
+    return getPauseScheduleMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ResumeScheduleRequest,
+      dev.luosho.v1.ResumeScheduleResponse> getResumeScheduleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ResumeSchedule",
+      requestType = dev.luosho.v1.ResumeScheduleRequest.class,
+      responseType = dev.luosho.v1.ResumeScheduleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ResumeScheduleRequest,
+      dev.luosho.v1.ResumeScheduleResponse> getResumeScheduleMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ResumeScheduleRequest, dev.luosho.v1.ResumeScheduleResponse> getResumeScheduleMethod;
+    if ((getResumeScheduleMethod = AgentServiceGrpc.getResumeScheduleMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getResumeScheduleMethod = AgentServiceGrpc.getResumeScheduleMethod) == null) {
+          AgentServiceGrpc.getResumeScheduleMethod = getResumeScheduleMethod =
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ResumeScheduleRequest, dev.luosho.v1.ResumeScheduleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ResumeSchedule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.ResumeScheduleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.ResumeScheduleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ResumeSchedule"))
+              .build();
+        }
+      }
+    }
+    return getResumeScheduleMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.DeleteScheduleRequest,
+      dev.luosho.v1.DeleteScheduleResponse> getDeleteScheduleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteSchedule",
+      requestType = dev.luosho.v1.DeleteScheduleRequest.class,
+      responseType = dev.luosho.v1.DeleteScheduleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.DeleteScheduleRequest,
+      dev.luosho.v1.DeleteScheduleResponse> getDeleteScheduleMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.DeleteScheduleRequest, dev.luosho.v1.DeleteScheduleResponse> getDeleteScheduleMethod;
+    if ((getDeleteScheduleMethod = AgentServiceGrpc.getDeleteScheduleMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getDeleteScheduleMethod = AgentServiceGrpc.getDeleteScheduleMethod) == null) {
+          AgentServiceGrpc.getDeleteScheduleMethod = getDeleteScheduleMethod =
+              io.grpc.MethodDescriptor.<dev.luosho.v1.DeleteScheduleRequest, dev.luosho.v1.DeleteScheduleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteSchedule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.DeleteScheduleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.DeleteScheduleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("DeleteSchedule"))
+              .build();
+        }
+      }
+    }
+    return getDeleteScheduleMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.TriggerScheduleRequest,
+      dev.luosho.v1.TriggerScheduleResponse> getTriggerScheduleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "TriggerSchedule",
+      requestType = dev.luosho.v1.TriggerScheduleRequest.class,
+      responseType = dev.luosho.v1.TriggerScheduleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.TriggerScheduleRequest,
+      dev.luosho.v1.TriggerScheduleResponse> getTriggerScheduleMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.TriggerScheduleRequest, dev.luosho.v1.TriggerScheduleResponse> getTriggerScheduleMethod;
+    if ((getTriggerScheduleMethod = AgentServiceGrpc.getTriggerScheduleMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getTriggerScheduleMethod = AgentServiceGrpc.getTriggerScheduleMethod) == null) {
+          AgentServiceGrpc.getTriggerScheduleMethod = getTriggerScheduleMethod =
+              io.grpc.MethodDescriptor.<dev.luosho.v1.TriggerScheduleRequest, dev.luosho.v1.TriggerScheduleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "TriggerSchedule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.TriggerScheduleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.luosho.v1.TriggerScheduleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("TriggerSchedule"))
+              .build();
+        }
+      }
+    }
+    return getTriggerScheduleMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -746,6 +932,66 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<dev.luosho.v1.CompactResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCompactMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name.
+     * </pre>
+     */
+    default void createSchedule(dev.luosho.v1.CreateScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CreateScheduleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCreateScheduleMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Every schedule, ordered by name.
+     * </pre>
+     */
+    default void listSchedules(dev.luosho.v1.ListSchedulesRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListSchedulesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListSchedulesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run.
+     * </pre>
+     */
+    default void pauseSchedule(dev.luosho.v1.PauseScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.PauseScheduleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPauseScheduleMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Let a paused schedule fire again, from its next fire time after now.
+     * </pre>
+     */
+    default void resumeSchedule(dev.luosho.v1.ResumeScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ResumeScheduleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getResumeScheduleMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Delete a schedule; runs it already started go on.
+     * </pre>
+     */
+    default void deleteSchedule(dev.luosho.v1.DeleteScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.DeleteScheduleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteScheduleMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Fire a schedule now, once, outside its times (paused or not); its times are unchanged.
+     * </pre>
+     */
+    default void triggerSchedule(dev.luosho.v1.TriggerScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.TriggerScheduleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getTriggerScheduleMethod(), responseObserver);
+    }
   }
 
   /**
@@ -966,6 +1212,72 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getCompactMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name.
+     * </pre>
+     */
+    public void createSchedule(dev.luosho.v1.CreateScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CreateScheduleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCreateScheduleMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Every schedule, ordered by name.
+     * </pre>
+     */
+    public void listSchedules(dev.luosho.v1.ListSchedulesRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListSchedulesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListSchedulesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run.
+     * </pre>
+     */
+    public void pauseSchedule(dev.luosho.v1.PauseScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.PauseScheduleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getPauseScheduleMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Let a paused schedule fire again, from its next fire time after now.
+     * </pre>
+     */
+    public void resumeSchedule(dev.luosho.v1.ResumeScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ResumeScheduleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getResumeScheduleMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Delete a schedule; runs it already started go on.
+     * </pre>
+     */
+    public void deleteSchedule(dev.luosho.v1.DeleteScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.DeleteScheduleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteScheduleMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Fire a schedule now, once, outside its times (paused or not); its times are unchanged.
+     * </pre>
+     */
+    public void triggerSchedule(dev.luosho.v1.TriggerScheduleRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.TriggerScheduleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getTriggerScheduleMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1163,6 +1475,66 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getCompactMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name.
+     * </pre>
+     */
+    public dev.luosho.v1.CreateScheduleResponse createSchedule(dev.luosho.v1.CreateScheduleRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCreateScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Every schedule, ordered by name.
+     * </pre>
+     */
+    public dev.luosho.v1.ListSchedulesResponse listSchedules(dev.luosho.v1.ListSchedulesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListSchedulesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run.
+     * </pre>
+     */
+    public dev.luosho.v1.PauseScheduleResponse pauseSchedule(dev.luosho.v1.PauseScheduleRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getPauseScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Let a paused schedule fire again, from its next fire time after now.
+     * </pre>
+     */
+    public dev.luosho.v1.ResumeScheduleResponse resumeSchedule(dev.luosho.v1.ResumeScheduleRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getResumeScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Delete a schedule; runs it already started go on.
+     * </pre>
+     */
+    public dev.luosho.v1.DeleteScheduleResponse deleteSchedule(dev.luosho.v1.DeleteScheduleRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDeleteScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Fire a schedule now, once, outside its times (paused or not); its times are unchanged.
+     * </pre>
+     */
+    public dev.luosho.v1.TriggerScheduleResponse triggerSchedule(dev.luosho.v1.TriggerScheduleRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getTriggerScheduleMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1356,6 +1728,66 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCompactMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name.
+     * </pre>
+     */
+    public dev.luosho.v1.CreateScheduleResponse createSchedule(dev.luosho.v1.CreateScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCreateScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Every schedule, ordered by name.
+     * </pre>
+     */
+    public dev.luosho.v1.ListSchedulesResponse listSchedules(dev.luosho.v1.ListSchedulesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListSchedulesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run.
+     * </pre>
+     */
+    public dev.luosho.v1.PauseScheduleResponse pauseSchedule(dev.luosho.v1.PauseScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getPauseScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Let a paused schedule fire again, from its next fire time after now.
+     * </pre>
+     */
+    public dev.luosho.v1.ResumeScheduleResponse resumeSchedule(dev.luosho.v1.ResumeScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getResumeScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Delete a schedule; runs it already started go on.
+     * </pre>
+     */
+    public dev.luosho.v1.DeleteScheduleResponse deleteSchedule(dev.luosho.v1.DeleteScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteScheduleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Fire a schedule now, once, outside its times (paused or not); its times are unchanged.
+     * </pre>
+     */
+    public dev.luosho.v1.TriggerScheduleResponse triggerSchedule(dev.luosho.v1.TriggerScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getTriggerScheduleMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1515,6 +1947,72 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getCompactMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Store a new schedule; ALREADY_EXISTS/SCHEDULE_EXISTS when one has its name.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.CreateScheduleResponse> createSchedule(
+        dev.luosho.v1.CreateScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCreateScheduleMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Every schedule, ordered by name.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.ListSchedulesResponse> listSchedules(
+        dev.luosho.v1.ListSchedulesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListSchedulesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Stop a schedule's fires until ResumeSchedule; fires due meanwhile are not run.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.PauseScheduleResponse> pauseSchedule(
+        dev.luosho.v1.PauseScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getPauseScheduleMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Let a paused schedule fire again, from its next fire time after now.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.ResumeScheduleResponse> resumeSchedule(
+        dev.luosho.v1.ResumeScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getResumeScheduleMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Delete a schedule; runs it already started go on.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.DeleteScheduleResponse> deleteSchedule(
+        dev.luosho.v1.DeleteScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteScheduleMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Fire a schedule now, once, outside its times (paused or not); its times are unchanged.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.TriggerScheduleResponse> triggerSchedule(
+        dev.luosho.v1.TriggerScheduleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getTriggerScheduleMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_EXECUTE = 0;
@@ -1533,6 +2031,12 @@ public final class AgentServiceGrpc {
   private static final int METHODID_LIST_MCP_SERVERS = 13;
   private static final int METHODID_DEQUEUE_INPUT = 14;
   private static final int METHODID_COMPACT = 15;
+  private static final int METHODID_CREATE_SCHEDULE = 16;
+  private static final int METHODID_LIST_SCHEDULES = 17;
+  private static final int METHODID_PAUSE_SCHEDULE = 18;
+  private static final int METHODID_RESUME_SCHEDULE = 19;
+  private static final int METHODID_DELETE_SCHEDULE = 20;
+  private static final int METHODID_TRIGGER_SCHEDULE = 21;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1614,6 +2118,30 @@ public final class AgentServiceGrpc {
         case METHODID_COMPACT:
           serviceImpl.compact((dev.luosho.v1.CompactRequest) request,
               (io.grpc.stub.StreamObserver<dev.luosho.v1.CompactResponse>) responseObserver);
+          break;
+        case METHODID_CREATE_SCHEDULE:
+          serviceImpl.createSchedule((dev.luosho.v1.CreateScheduleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.CreateScheduleResponse>) responseObserver);
+          break;
+        case METHODID_LIST_SCHEDULES:
+          serviceImpl.listSchedules((dev.luosho.v1.ListSchedulesRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ListSchedulesResponse>) responseObserver);
+          break;
+        case METHODID_PAUSE_SCHEDULE:
+          serviceImpl.pauseSchedule((dev.luosho.v1.PauseScheduleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.PauseScheduleResponse>) responseObserver);
+          break;
+        case METHODID_RESUME_SCHEDULE:
+          serviceImpl.resumeSchedule((dev.luosho.v1.ResumeScheduleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ResumeScheduleResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_SCHEDULE:
+          serviceImpl.deleteSchedule((dev.luosho.v1.DeleteScheduleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.DeleteScheduleResponse>) responseObserver);
+          break;
+        case METHODID_TRIGGER_SCHEDULE:
+          serviceImpl.triggerSchedule((dev.luosho.v1.TriggerScheduleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.TriggerScheduleResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1745,6 +2273,48 @@ public final class AgentServiceGrpc {
               dev.luosho.v1.CompactRequest,
               dev.luosho.v1.CompactResponse>(
                 service, METHODID_COMPACT)))
+        .addMethod(
+          getCreateScheduleMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.luosho.v1.CreateScheduleRequest,
+              dev.luosho.v1.CreateScheduleResponse>(
+                service, METHODID_CREATE_SCHEDULE)))
+        .addMethod(
+          getListSchedulesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.luosho.v1.ListSchedulesRequest,
+              dev.luosho.v1.ListSchedulesResponse>(
+                service, METHODID_LIST_SCHEDULES)))
+        .addMethod(
+          getPauseScheduleMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.luosho.v1.PauseScheduleRequest,
+              dev.luosho.v1.PauseScheduleResponse>(
+                service, METHODID_PAUSE_SCHEDULE)))
+        .addMethod(
+          getResumeScheduleMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.luosho.v1.ResumeScheduleRequest,
+              dev.luosho.v1.ResumeScheduleResponse>(
+                service, METHODID_RESUME_SCHEDULE)))
+        .addMethod(
+          getDeleteScheduleMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.luosho.v1.DeleteScheduleRequest,
+              dev.luosho.v1.DeleteScheduleResponse>(
+                service, METHODID_DELETE_SCHEDULE)))
+        .addMethod(
+          getTriggerScheduleMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.luosho.v1.TriggerScheduleRequest,
+              dev.luosho.v1.TriggerScheduleResponse>(
+                service, METHODID_TRIGGER_SCHEDULE)))
         .build();
   }
 
@@ -1809,6 +2379,12 @@ public final class AgentServiceGrpc {
               .addMethod(getListMcpServersMethod())
               .addMethod(getDequeueInputMethod())
               .addMethod(getCompactMethod())
+              .addMethod(getCreateScheduleMethod())
+              .addMethod(getListSchedulesMethod())
+              .addMethod(getPauseScheduleMethod())
+              .addMethod(getResumeScheduleMethod())
+              .addMethod(getDeleteScheduleMethod())
+              .addMethod(getTriggerScheduleMethod())
               .build();
         }
       }

@@ -594,6 +594,48 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
    */
   ERROR_REASON_INVALID_COMPACTION(166),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: a schedule's name, cron expression, interval or policies are not
+   * valid (the message says which and why).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_SCHEDULE = 175;</code>
+   */
+  ERROR_REASON_INVALID_SCHEDULE(175),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: ScheduleCron.time_zone is not an IANA time zone the daemon knows.
+   * </pre>
+   *
+   * <code>ERROR_REASON_UNKNOWN_TIME_ZONE = 176;</code>
+   */
+  ERROR_REASON_UNKNOWN_TIME_ZONE(176),
+  /**
+   * <pre>
+   * ALREADY_EXISTS: CreateSchedule with the name of a schedule that exists.
+   * </pre>
+   *
+   * <code>ERROR_REASON_SCHEDULE_EXISTS = 177;</code>
+   */
+  ERROR_REASON_SCHEDULE_EXISTS(177),
+  /**
+   * <pre>
+   * NOT_FOUND: no schedule has that name.
+   * </pre>
+   *
+   * <code>ERROR_REASON_SCHEDULE_NOT_FOUND = 178;</code>
+   */
+  ERROR_REASON_SCHEDULE_NOT_FOUND(178),
+  /**
+   * <pre>
+   * FAILED_PRECONDITION: the daemon's store keeps no schedules (its driver does not
+   * declare them).
+   * </pre>
+   *
+   * <code>ERROR_REASON_SCHEDULES_UNSUPPORTED = 179;</code>
+   */
+  ERROR_REASON_SCHEDULES_UNSUPPORTED(179),
   UNRECOGNIZED(-1),
   ;
 
@@ -1180,6 +1222,48 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_COMPACTION = 166;</code>
    */
   public static final int ERROR_REASON_INVALID_COMPACTION_VALUE = 166;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: a schedule's name, cron expression, interval or policies are not
+   * valid (the message says which and why).
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_SCHEDULE = 175;</code>
+   */
+  public static final int ERROR_REASON_INVALID_SCHEDULE_VALUE = 175;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: ScheduleCron.time_zone is not an IANA time zone the daemon knows.
+   * </pre>
+   *
+   * <code>ERROR_REASON_UNKNOWN_TIME_ZONE = 176;</code>
+   */
+  public static final int ERROR_REASON_UNKNOWN_TIME_ZONE_VALUE = 176;
+  /**
+   * <pre>
+   * ALREADY_EXISTS: CreateSchedule with the name of a schedule that exists.
+   * </pre>
+   *
+   * <code>ERROR_REASON_SCHEDULE_EXISTS = 177;</code>
+   */
+  public static final int ERROR_REASON_SCHEDULE_EXISTS_VALUE = 177;
+  /**
+   * <pre>
+   * NOT_FOUND: no schedule has that name.
+   * </pre>
+   *
+   * <code>ERROR_REASON_SCHEDULE_NOT_FOUND = 178;</code>
+   */
+  public static final int ERROR_REASON_SCHEDULE_NOT_FOUND_VALUE = 178;
+  /**
+   * <pre>
+   * FAILED_PRECONDITION: the daemon's store keeps no schedules (its driver does not
+   * declare them).
+   * </pre>
+   *
+   * <code>ERROR_REASON_SCHEDULES_UNSUPPORTED = 179;</code>
+   */
+  public static final int ERROR_REASON_SCHEDULES_UNSUPPORTED_VALUE = 179;
 
 
   public final int getNumber() {
@@ -1306,6 +1390,11 @@ public enum ErrorReason
       case 160: return ERROR_REASON_INVALID_REASONING;
       case 165: return ERROR_REASON_CONTEXT_WINDOW_UNKNOWN;
       case 166: return ERROR_REASON_INVALID_COMPACTION;
+      case 175: return ERROR_REASON_INVALID_SCHEDULE;
+      case 176: return ERROR_REASON_UNKNOWN_TIME_ZONE;
+      case 177: return ERROR_REASON_SCHEDULE_EXISTS;
+      case 178: return ERROR_REASON_SCHEDULE_NOT_FOUND;
+      case 179: return ERROR_REASON_SCHEDULES_UNSUPPORTED;
       default: return null;
     }
   }
