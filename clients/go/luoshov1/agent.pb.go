@@ -181,6 +181,10 @@ const (
 	ErrorReason_ERROR_REASON_ANSWER_NOT_ALLOWED ErrorReason = 156
 	// fallback_models repeats the model or one of its entries.
 	ErrorReason_ERROR_REASON_INVALID_FALLBACK_MODELS ErrorReason = 145
+	// UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+	// request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+	// renewed); retry, or after the lease ends any daemon takes the session over.
+	ErrorReason_ERROR_REASON_HOLDER_UNREACHABLE ErrorReason = 180
 )
 
 // Enum value maps for ErrorReason.
@@ -280,6 +284,7 @@ var (
 		155: "ERROR_REASON_ANSWER_REQUIRED",
 		156: "ERROR_REASON_ANSWER_NOT_ALLOWED",
 		145: "ERROR_REASON_INVALID_FALLBACK_MODELS",
+		180: "ERROR_REASON_HOLDER_UNREACHABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -376,6 +381,7 @@ var (
 		"ERROR_REASON_ANSWER_REQUIRED":               155,
 		"ERROR_REASON_ANSWER_NOT_ALLOWED":            156,
 		"ERROR_REASON_INVALID_FALLBACK_MODELS":       145,
+		"ERROR_REASON_HOLDER_UNREACHABLE":            180,
 	}
 )
 
@@ -8062,7 +8068,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\x9b\x1b\n" +
+	"\x11_destructive_hint*\xc1\x1b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -8158,7 +8164,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01\x12!\n" +
 	"\x1cERROR_REASON_ANSWER_REQUIRED\x10\x9b\x01\x12$\n" +
 	"\x1fERROR_REASON_ANSWER_NOT_ALLOWED\x10\x9c\x01\x12)\n" +
-	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01*_\n" +
+	"$ERROR_REASON_INVALID_FALLBACK_MODELS\x10\x91\x01\x12$\n" +
+	"\x1fERROR_REASON_HOLDER_UNREACHABLE\x10\xb4\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +

@@ -136,6 +136,9 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE INDEX commit_marks_by_age ON commit_marks (made_at)",
     ),
+    # the holder's advertised address with its lease (R89: where another daemon forwards
+    # a request for the session); '' for a lease taken before.
+    ("ALTER TABLE leases ADD COLUMN address text NOT NULL DEFAULT ''",),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -128,6 +128,9 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE UNIQUE INDEX queued_inputs_in_order ON queued_inputs (session_id, position)",
     ),
+    # 5 -> 6: the holder's advertised address with its lease (R89: where another daemon
+    # forwards a request for the session); "" for a lease taken before.
+    ("ALTER TABLE leases ADD COLUMN address TEXT NOT NULL DEFAULT ''",),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

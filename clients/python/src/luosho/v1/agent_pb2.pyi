@@ -106,6 +106,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_ANSWER_REQUIRED: _ClassVar[ErrorReason]
     ERROR_REASON_ANSWER_NOT_ALLOWED: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_FALLBACK_MODELS: _ClassVar[ErrorReason]
+    ERROR_REASON_HOLDER_UNREACHABLE: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -299,6 +300,7 @@ ERROR_REASON_INVALID_OUTPUT_SCHEMA: ErrorReason
 ERROR_REASON_ANSWER_REQUIRED: ErrorReason
 ERROR_REASON_ANSWER_NOT_ALLOWED: ErrorReason
 ERROR_REASON_INVALID_FALLBACK_MODELS: ErrorReason
+ERROR_REASON_HOLDER_UNREACHABLE: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role

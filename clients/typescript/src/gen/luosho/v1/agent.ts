@@ -193,6 +193,12 @@ export enum ErrorReason {
   ERROR_REASON_ANSWER_NOT_ALLOWED = 156,
   /** ERROR_REASON_INVALID_FALLBACK_MODELS - fallback_models repeats the model or one of its entries. */
   ERROR_REASON_INVALID_FALLBACK_MODELS = 145,
+  /**
+   * ERROR_REASON_HOLDER_UNREACHABLE - UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+   * request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+   * renewed); retry, or after the lease ends any daemon takes the session over.
+   */
+  ERROR_REASON_HOLDER_UNREACHABLE = 180,
   UNRECOGNIZED = -1,
 }
 
@@ -480,6 +486,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 145:
     case "ERROR_REASON_INVALID_FALLBACK_MODELS":
       return ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS;
+    case 180:
+    case "ERROR_REASON_HOLDER_UNREACHABLE":
+      return ErrorReason.ERROR_REASON_HOLDER_UNREACHABLE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -677,6 +686,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_ANSWER_NOT_ALLOWED";
     case ErrorReason.ERROR_REASON_INVALID_FALLBACK_MODELS:
       return "ERROR_REASON_INVALID_FALLBACK_MODELS";
+    case ErrorReason.ERROR_REASON_HOLDER_UNREACHABLE:
+      return "ERROR_REASON_HOLDER_UNREACHABLE";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";

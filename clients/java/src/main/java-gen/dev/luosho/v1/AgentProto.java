@@ -757,7 +757,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_o" +
       "nly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030" +
       "\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destru" +
-      "ctive_hint*\233\033\n\013ErrorReason\022\034\n\030ERROR_REAS" +
+      "ctive_hint*\301\033\n\013ErrorReason\022\034\n\030ERROR_REAS" +
       "ON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNA" +
       "L\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"" +
       "\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ER" +
@@ -844,81 +844,82 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "LID_OUTPUT_SCHEMA\020\226\001\022!\n\034ERROR_REASON_ANS" +
       "WER_REQUIRED\020\233\001\022$\n\037ERROR_REASON_ANSWER_N" +
       "OT_ALLOWED\020\234\001\022)\n$ERROR_REASON_INVALID_FA" +
-      "LLBACK_MODELS\020\221\001*_\n\004Role\022\024\n\020ROLE_UNSPECI" +
-      "FIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022" +
-      "\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Ag" +
-      "entDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNS" +
-      "PECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022" +
-      "\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_D" +
-      "RIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatu" +
-      "s\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035" +
-      "CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECK" +
-      "POINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHEC" +
-      "KPOINT_STATUS_FINISHED\020\003*\214\002\n\014FinishReaso" +
-      "n\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINI" +
-      "SH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_ST" +
-      "EPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINI" +
-      "SH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_" +
-      "REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASO" +
-      "N_DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_REASON_O" +
-      "UTPUT_INVALID\020\007*\177\n\nMcpRetryOn\022\034\n\030MCP_RET" +
-      "RY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIME" +
-      "OUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027M" +
-      "CP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022" +
-      "\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APP" +
-      "ROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*e\n" +
-      "\014ApprovalKind\022\035\n\031APPROVAL_KIND_UNSPECIFI" +
-      "ED\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026APPR" +
-      "OVAL_KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RUN_M" +
-      "ODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021R" +
-      "UN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*" +
-      "\223\001\n\020ReconcileOutcome\022!\n\035RECONCILE_OUTCOM" +
-      "E_UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DON" +
-      "E\020\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035" +
-      "\n\031RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExe" +
-      "cutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024" +
-      "TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_" +
-      "DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIE" +
-      "D\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUE" +
-      "UE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_R" +
-      "OLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUT" +
-      "COME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACC" +
-      "EPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n" +
-      "\014McpTransport\022\035\n\031MCP_TRANSPORT_UNSPECIFI" +
-      "ED\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRA" +
-      "NSPORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_" +
-      "SERVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER" +
-      "_STATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE" +
-      "_RUNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010" +
-      "\n\014AgentService\022B\n\007Execute\022\031.luosho.v1.Ex" +
-      "ecuteRequest\032\032.luosho.v1.ExecuteResponse" +
-      "0\001\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031" +
-      ".luosho.v1.ResumeResponse0\001\022[\n\020SubmitToo" +
-      "lResult\022\".luosho.v1.SubmitToolResultRequ" +
-      "est\032#.luosho.v1.SubmitToolResultResponse" +
-      "\022=\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031.l" +
-      "uosho.v1.CancelResponse\022I\n\nGetSession\022\034." +
-      "luosho.v1.GetSessionRequest\032\035.luosho.v1." +
-      "GetSessionResponse\022O\n\014ListSessions\022\036.luo" +
-      "sho.v1.ListSessionsRequest\032\037.luosho.v1.L" +
-      "istSessionsResponse\022R\n\rDeleteSession\022\037.l" +
-      "uosho.v1.DeleteSessionRequest\032 .luosho.v" +
-      "1.DeleteSessionResponse\022B\n\007Resolve\022\031.luo" +
-      "sho.v1.ResolveRequest\032\032.luosho.v1.Resolv" +
-      "eResponse0\001\022R\n\rListApprovals\022\037.luosho.v1" +
-      ".ListApprovalsRequest\032 .luosho.v1.ListAp" +
-      "provalsResponse\022@\n\007History\022\031.luosho.v1.H" +
-      "istoryRequest\032\032.luosho.v1.HistoryRespons" +
-      "e\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luos" +
-      "ho.v1.ForkResponse\022@\n\007Compare\022\031.luosho.v" +
-      "1.CompareRequest\032\032.luosho.v1.CompareResp" +
-      "onse\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030" +
-      ".luosho.v1.WatchResponse0\001\022U\n\016ListMcpSer" +
-      "vers\022 .luosho.v1.ListMcpServersRequest\032!" +
-      ".luosho.v1.ListMcpServersResponse\022O\n\014Deq" +
-      "ueueInput\022\036.luosho.v1.DequeueInputReques" +
-      "t\032\037.luosho.v1.DequeueInputResponseB\035\n\rde" +
-      "v.luosho.v1B\nAgentProtoP\001b\006proto3"
+      "LLBACK_MODELS\020\221\001\022$\n\037ERROR_REASON_HOLDER_" +
+      "UNREACHABLE\020\264\001*_\n\004Role\022\024\n\020ROLE_UNSPECIFI" +
+      "ED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016" +
+      "ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Agen" +
+      "tDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPE" +
+      "CIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n" +
+      "\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRI" +
+      "FT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022" +
+      "!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CH" +
+      "ECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPO" +
+      "INT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKP" +
+      "OINT_STATUS_FINISHED\020\003*\214\002\n\014FinishReason\022" +
+      "\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH" +
+      "_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEP" +
+      "S\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH" +
+      "_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_RE" +
+      "ASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_" +
+      "DEADLINE_EXCEEDED\020\006\022 \n\034FINISH_REASON_OUT" +
+      "PUT_INVALID\020\007*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY" +
+      "_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOU" +
+      "T\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP" +
+      "_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n" +
+      "\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPRO" +
+      "VAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*e\n\014A" +
+      "pprovalKind\022\035\n\031APPROVAL_KIND_UNSPECIFIED" +
+      "\020\000\022\032\n\026APPROVAL_KIND_APPROVAL\020\001\022\032\n\026APPROV" +
+      "AL_KIND_QUESTION\020\002*a\n\007RunMode\022\030\n\024RUN_MOD" +
+      "E_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN" +
+      "_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*\223\001" +
+      "\n\020ReconcileOutcome\022!\n\035RECONCILE_OUTCOME_" +
+      "UNSPECIFIED\020\000\022\032\n\026RECONCILE_OUTCOME_DONE\020" +
+      "\001\022!\n\035RECONCILE_OUTCOME_NOT_STARTED\020\002\022\035\n\031" +
+      "RECONCILE_OUTCOME_UNKNOWN\020\003*a\n\014ToolExecu" +
+      "tor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TO" +
+      "OL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DA" +
+      "EMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020" +
+      "\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE" +
+      "\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROL" +
+      "LBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCO" +
+      "ME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEP" +
+      "TED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014M" +
+      "cpTransport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED" +
+      "\020\000\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANS" +
+      "PORT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SE" +
+      "RVER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_S" +
+      "TATE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_R" +
+      "UNNING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014" +
+      "AgentService\022B\n\007Execute\022\031.luosho.v1.Exec" +
+      "uteRequest\032\032.luosho.v1.ExecuteResponse0\001" +
+      "\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031.l" +
+      "uosho.v1.ResumeResponse0\001\022[\n\020SubmitToolR" +
+      "esult\022\".luosho.v1.SubmitToolResultReques" +
+      "t\032#.luosho.v1.SubmitToolResultResponse\022=" +
+      "\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031.luo" +
+      "sho.v1.CancelResponse\022I\n\nGetSession\022\034.lu" +
+      "osho.v1.GetSessionRequest\032\035.luosho.v1.Ge" +
+      "tSessionResponse\022O\n\014ListSessions\022\036.luosh" +
+      "o.v1.ListSessionsRequest\032\037.luosho.v1.Lis" +
+      "tSessionsResponse\022R\n\rDeleteSession\022\037.luo" +
+      "sho.v1.DeleteSessionRequest\032 .luosho.v1." +
+      "DeleteSessionResponse\022B\n\007Resolve\022\031.luosh" +
+      "o.v1.ResolveRequest\032\032.luosho.v1.ResolveR" +
+      "esponse0\001\022R\n\rListApprovals\022\037.luosho.v1.L" +
+      "istApprovalsRequest\032 .luosho.v1.ListAppr" +
+      "ovalsResponse\022@\n\007History\022\031.luosho.v1.His" +
+      "toryRequest\032\032.luosho.v1.HistoryResponse\022" +
+      "7\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luosho" +
+      ".v1.ForkResponse\022@\n\007Compare\022\031.luosho.v1." +
+      "CompareRequest\032\032.luosho.v1.CompareRespon" +
+      "se\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.l" +
+      "uosho.v1.WatchResponse0\001\022U\n\016ListMcpServe" +
+      "rs\022 .luosho.v1.ListMcpServersRequest\032!.l" +
+      "uosho.v1.ListMcpServersResponse\022O\n\014Deque" +
+      "ueInput\022\036.luosho.v1.DequeueInputRequest\032" +
+      "\037.luosho.v1.DequeueInputResponseB\035\n\rdev." +
+      "luosho.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

@@ -543,6 +543,16 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
    */
   ERROR_REASON_INVALID_FALLBACK_MODELS(145),
+  /**
+   * <pre>
+   * UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+   * request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+   * renewed); retry, or after the lease ends any daemon takes the session over.
+   * </pre>
+   *
+   * <code>ERROR_REASON_HOLDER_UNREACHABLE = 180;</code>
+   */
+  ERROR_REASON_HOLDER_UNREACHABLE(180),
   UNRECOGNIZED(-1),
   ;
 
@@ -1078,6 +1088,16 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FALLBACK_MODELS = 145;</code>
    */
   public static final int ERROR_REASON_INVALID_FALLBACK_MODELS_VALUE = 145;
+  /**
+   * <pre>
+   * UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+   * request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+   * renewed); retry, or after the lease ends any daemon takes the session over.
+   * </pre>
+   *
+   * <code>ERROR_REASON_HOLDER_UNREACHABLE = 180;</code>
+   */
+  public static final int ERROR_REASON_HOLDER_UNREACHABLE_VALUE = 180;
 
 
   public final int getNumber() {
@@ -1198,6 +1218,7 @@ public enum ErrorReason
       case 155: return ERROR_REASON_ANSWER_REQUIRED;
       case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
       case 145: return ERROR_REASON_INVALID_FALLBACK_MODELS;
+      case 180: return ERROR_REASON_HOLDER_UNREACHABLE;
       default: return null;
     }
   }
