@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import MISSING, dataclass, field
+from dataclasses import MISSING, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
+from .peers import Peers, advertised
 from .preflight import open_store
 from .retention import Retention
 from .runs import RunRegistry
@@ -360,6 +361,18 @@ class Config:
         metavar="NAME",
         default_doc="host/pid/random/boot.pidns.start",
     )
+    advertise_address: str = setting(
+        "",
+        "the gRPC address other daemons reach this one at, published with its leases "
+        "(default: the first listen address)",
+        doc="the gRPC address (`host:port` or `unix:/path`) other daemons sharing the store "
+        "reach this one at, published with each lease it takes: a request for a session it "
+        "holds that reaches another daemon is forwarded there ([Several "
+        "replicas](#several-replicas)); by default the first listen address, with this "
+        "host's name for a wildcard host (`0.0.0.0`, `[::]`)",
+        metavar="HOST:PORT",
+        default_doc="the first listen address",
+    )
     metrics_listen: str | None = setting(
         None,
         "host:port of a Prometheus /metrics listener (default off)",
@@ -478,6 +491,7 @@ class Daemon:
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
         self.http: HttpListener | None = None
+        self.peers: Peers | None = None
 
     async def start(self) -> None:
         await open_store(self.store, self.config.store)  # ConfigError: cause and fix in one line
@@ -548,6 +562,19 @@ class Daemon:
             await self.observe.stop()
             await self.store.close()
             raise
+        # R89: where this daemon answers, published with every lease it takes; requests
+        # for sessions another daemon holds are forwarded there.
+        address = advertised(self.config.advertise_address, self.addresses)
+        self.engine.leases = replace(self.engine.leases, address=address)
+        self.engine.keeper.policy = self.engine.leases
+        c = self.config
+        self.peers = service.peers = Peers(
+            self.store,
+            self.engine.leases.owner,
+            tls=(c.tls_cert_file, c.tls_key_file, c.tls_client_ca_file)
+            if c.tls_cert_file is not None and c.tls_key_file is not None
+            else None,
+        )
         await server.start()
         self.server = server
         if self.config.http_listen:
@@ -638,6 +665,8 @@ class Daemon:
             await self.http.stop()
         await self.server.stop(grace=2.0)
         self.server = None
+        if self.peers is not None:
+            await self.peers.aclose()
         await self.engine.providers.aclose()
         await self.engine.keeper.aclose()
         await self.lag.stop()
