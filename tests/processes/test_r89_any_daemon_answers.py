@@ -185,6 +185,63 @@ async def test_r89_three_daemons_answer_tool_results_cancels_dequeues_and_watch_
             await c.close()
 
 
+async def test_r89_a_watch_follows_the_session_to_its_next_holder_without_gap_or_repeat(
+    postgres_url: str,
+) -> None:
+    """A follow Watch at C while A runs the session; A is killed, B resumes the session:
+    the Watch shows B's events live, every seq once, in order."""
+    with daemons(postgres_url, 3, "--lease-ttl-s", "3", "--lease-renew-s", "1") as procs:
+        a, b, c = (Harness(p.address) for p in procs)
+        try:
+            spec = agent(SPEC_TWO_TOOLS)
+            calls_seen: asyncio.Queue[pb.ToolCall] = asyncio.Queue()
+            run = asyncio.create_task(a.run("move", "go", spec, {}, on_event=_calls(calls_seen)))
+            await asyncio.wait_for(calls_seen.get(), 30)
+            watched: list[pb.Event] = []
+
+            async def watch() -> None:
+                call = c.stub.Watch(pb.WatchRequest(session_id="move", follow=True))
+                async for resp in call:
+                    watched.append(resp.event)
+                    if resp.event.type == "run.done":
+                        call.cancel()
+                        return
+
+            watching = asyncio.create_task(watch())
+            await until(lambda: any(e.type == "tool.call" for e in watched), 30, "replay")
+            procs[0].kill9()
+            run.cancel()
+
+            async def resumed() -> pb.ResumeResponse | None:
+                stream = b.stub.Resume(pb.ResumeRequest(session_id="move", agent=spec))
+                try:
+                    async for resp in stream:
+                        if resp.event.type == "tool.call":
+                            # Answered through C, which forwards it to B.
+                            call = resp.event.tool_call.call
+                            assert await c.submit("move", call.id, "1") == (
+                                pb.SUBMIT_OUTCOME_ACCEPTED
+                            )
+                        if resp.event.type == "run.done":
+                            return resp
+                except grpc.aio.AioRpcError as e:
+                    assert error_info(e)[1] == "SESSION_BUSY", e  # A's lease, until it ends
+                return None
+
+            done = None
+            for _ in range(100):
+                if (done := await asyncio.wait_for(resumed(), 60)) is not None:
+                    break
+                await asyncio.sleep(0.2)
+            assert done is not None
+            await asyncio.wait_for(watching, 30)
+            full = await log_of(b, "move")
+            assert seqs(watched) == seqs(full) == list(range(1, len(seqs(full)) + 1))
+        finally:
+            for h in (a, b, c):
+                await h.close()
+
+
 async def test_r89_an_approval_resolved_anywhere_and_its_tools_answered_anywhere(
     postgres_url: str,
 ) -> None:
