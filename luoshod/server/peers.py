@@ -41,6 +41,10 @@ from .listeners import is_unix
 
 #: The metadata key a forwarded call carries: the name of the daemon that forwarded it.
 FORWARDED = "luosho-forwarded-by"
+#: ... and the name of the holder it was forwarded to: a daemon that is not that holder
+#: (an address that reaches another daemon: a loopback address advertised to other hosts)
+#: refuses it rather than answer for a session it does not hold.
+FORWARDED_TO = "luosho-forwarded-to"
 
 #: The longest a forwarded unary call waits for the holder's answer (a tool result is
 #: answered once it is durable: a save, well within it).
@@ -138,11 +142,33 @@ class Peers:
             self._channels[address] = channel
         return pb_grpc.AgentServiceStub(channel)
 
-    def metadata(self, context: grpc.aio.ServicerContext) -> list[tuple[str, Any]]:
-        """The caller's metadata (its token among it), marked as forwarded by us."""
+    def metadata(self, context: grpc.aio.ServicerContext, to: Lease) -> list[tuple[str, Any]]:
+        """The caller's metadata (its token among it), marked as forwarded by us to the
+        holder of ``to``."""
         given: Iterable[tuple[str, Any]] = context.invocation_metadata() or ()
-        kept = [(k, v) for k, v in given if not k.startswith(":") and k not in _HOP]
-        return [*kept, (FORWARDED, self.owner)]
+        kept = [
+            (k, v)
+            for k, v in given
+            if not k.startswith(":") and k not in _HOP and k not in (FORWARDED, FORWARDED_TO)
+        ]
+        return [*kept, (FORWARDED, self.owner), (FORWARDED_TO, to.owner)]
+
+    def check_arrival(self, context: grpc.aio.ServicerContext, sid: str) -> None:
+        """Refuse a call forwarded to another holder than this daemon (``HolderUnreachable``:
+        the holder's advertised address reaches this daemon instead)."""
+        meta = dict(context.invocation_metadata() or ())
+        to, by = meta.get(FORWARDED_TO), meta.get(FORWARDED, "")
+        if to is not None and to != self.owner:
+            raise HolderUnreachable(
+                f"daemon {by!r} forwarded a call for session {sid!r} to its holder {to!r}, "
+                f"and it reached daemon {self.owner!r} instead: {to!r}'s advertise_address "
+                "does not reach it from other daemons (a loopback address?); set "
+                "advertise_address to an address they can dial",
+                session_id=sid,
+                holder=str(to),
+                reached=self.owner,
+                retry_after_s="1.0",
+            )
 
     def timeout(self, context: grpc.aio.ServicerContext) -> float:
         """The forwarded call's deadline: the caller's, less a margin to answer

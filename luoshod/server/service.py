@@ -145,7 +145,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def _holder(self, sid: str, context: grpc.aio.ServicerContext) -> Lease | None:
         """The lease of the daemon to forward a request for ``sid`` to, or ``None`` to
         answer here: no peers, a call forwarded already, or nobody else holds ``sid``."""
-        if self.peers is None or forwarded(context):
+        if self.peers is None:
+            return None
+        if forwarded(context):
+            self.peers.check_arrival(context, sid)
             return None
         return await self.peers.holder(sid)
 
@@ -160,7 +163,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         try:
             return await call(
                 request,
-                metadata=self.peers.metadata(context),
+                metadata=self.peers.metadata(context, lease),
                 timeout=self.peers.timeout(context),
             )
         except grpc.aio.AioRpcError as e:
@@ -184,7 +187,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         assert self.peers is not None
         sent = False
         call = getattr(self.peers.stub(lease.address), method)(
-            request, metadata=self.peers.metadata(context), timeout=context.time_remaining()
+            request, metadata=self.peers.metadata(context, lease), timeout=context.time_remaining()
         )
         try:
             async for response in call:
@@ -621,7 +624,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     try:
                         async for resp in self.peers.stub(lease.address).Watch(
                             pb.WatchRequest(session_id=sid, after_seq=last),
-                            metadata=self.peers.metadata(context),
+                            metadata=self.peers.metadata(context, lease),
                         ):
                             news = resp.event
                             if news.seq == 0 or news.seq > last:

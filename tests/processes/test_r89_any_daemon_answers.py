@@ -403,3 +403,47 @@ def _calls(q: asyncio.Queue[pb.ToolCall]):  # type: ignore[no-untyped-def]
             q.put_nowait(e.tool_call.call)
 
     return seen
+
+
+async def test_r89_an_address_that_reaches_another_daemon_is_refused_not_answered(
+    postgres_url: str,
+) -> None:
+    """A advertises an address where B answers (as a loopback address advertised to other
+    hosts would): B's forwarded call comes back to B, which refuses it as not the holder's
+    (HOLDER_UNREACHABLE naming both), never answering for a run it does not drive."""
+    b_proc = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-b").start()
+    a_proc = DaemonProcess(
+        "--store",
+        postgres_url,
+        "--lease-owner",
+        "daemon-a",
+        "--advertise-address",
+        b_proc.address,
+    ).start()
+    a, b = Harness(a_proc.address), Harness(b_proc.address)
+    try:
+        calls_seen: asyncio.Queue[pb.ToolCall] = asyncio.Queue()
+        run = asyncio.create_task(
+            a.run("s", "go", agent(SPEC_TWO_TOOLS), {}, on_event=_calls(calls_seen))
+        )
+        call = await asyncio.wait_for(calls_seen.get(), 30)
+        for refused in (
+            b.stub.SubmitToolResult(
+                pb.SubmitToolResultRequest(session_id="s", tool_call_id=call.id, result_json="1")
+            ),
+            b.stub.Cancel(pb.CancelRequest(session_id="s")),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await refused
+            code, reason, meta = error_info(e.value)
+            assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "HOLDER_UNREACHABLE")
+            assert (meta["holder"], meta["reached"]) == ("daemon-a", "daemon-b")
+            assert "advertise_address" in e.value.details()
+        assert not run.done()  # A's run was not cancelled
+        assert await a.submit("s", call.id, "1") == pb.SUBMIT_OUTCOME_ACCEPTED
+        run.cancel()
+    finally:
+        await a.close()
+        await b.close()
+        a_proc.stop()
+        b_proc.stop()
