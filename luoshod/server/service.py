@@ -73,7 +73,7 @@ WATCH_PAGE = 500
 #: How often a ``Watch`` following a session no run of this daemon drives looks whether
 #: another daemon has taken it up (R89), and how long it waits before looking again at a
 #: holder it could not follow.
-WATCH_LOOK_S = 0.5
+WATCH_LOOK_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
