@@ -361,6 +361,18 @@ class Config:
         metavar="NAME",
         default_doc="host/pid/random/boot.pidns.start",
     )
+    peer_ca_file: Path | None = setting(
+        None,
+        "PEM CA bundle another daemon's certificate is checked against when a call is "
+        "forwarded to it (default: tls_client_ca_file, else the system's roots)",
+        doc="PEM CA bundle the certificates of the other daemons sharing the store are "
+        "checked against when a call is forwarded to one of them (R89); by default "
+        "`tls_client_ca_file`, else the system's roots ([Several "
+        "replicas](#several-replicas))",
+        metavar="FILE",
+        kind="file",
+        default_doc="tls_client_ca_file, else the system's roots",
+    )
     advertise_address: str = setting(
         "",
         "the gRPC address other daemons reach this one at, published with its leases "
@@ -413,6 +425,13 @@ class Daemon:
         self.credentials = server_credentials(
             config.tls_cert_file, config.tls_key_file, config.tls_client_ca_file
         )
+        if config.peer_ca_file is not None:
+            try:
+                config.peer_ca_file.read_bytes()
+            except OSError as e:
+                raise ConfigError(
+                    f"peer_ca_file: cannot read {config.peer_ca_file}: {e.strerror or e}"
+                ) from None
         for address in config.listen:
             check_listen(
                 address,
@@ -571,7 +590,7 @@ class Daemon:
         self.peers = service.peers = Peers(
             self.store,
             self.engine.leases.owner,
-            tls=(c.tls_cert_file, c.tls_key_file, c.tls_client_ca_file)
+            tls=(c.tls_cert_file, c.tls_key_file, c.peer_ca_file or c.tls_client_ca_file)
             if c.tls_cert_file is not None and c.tls_key_file is not None
             else None,
         )

@@ -18,6 +18,7 @@ import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
+from tests.support.certs import CA
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import Harness, agent, calls, error_info, until, user
 
@@ -447,3 +448,37 @@ async def test_r89_an_address_that_reaches_another_daemon_is_refused_not_answere
         await b.close()
         a_proc.stop()
         b_proc.stop()
+
+
+async def test_r89_daemons_forward_over_their_tls_checking_each_other_by_the_peer_ca(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Two daemons serving TLS only: B forwards a tool result to A over TLS, A's
+    certificate checked against ``peer_ca_file``."""
+    ca = CA(tmp_path)
+    tls = []
+    for name in ("a", "b"):
+        pair = ca.issue(name, server=True)
+        tls.append(("--tls-cert-file", str(pair.cert), "--tls-key-file", str(pair.key)))
+    peer = ("--peer-ca-file", str(ca.pair.cert))
+    with daemons(postgres_url, 1, *tls[0], *peer) as (a_proc,):
+        b_proc = DaemonProcess(
+            "--store", postgres_url, "--lease-owner", "daemon-b", *tls[1], *peer
+        ).start()
+        creds = grpc.ssl_channel_credentials(root_certificates=ca.pair.cert.read_bytes())
+        a = Harness(a_proc.address, channel=grpc.aio.secure_channel(a_proc.address, creds))
+        b = Harness(b_proc.address, channel=grpc.aio.secure_channel(b_proc.address, creds))
+        try:
+            calls_seen: asyncio.Queue[pb.ToolCall] = asyncio.Queue()
+            run = asyncio.create_task(
+                a.run("s", "go", agent(SPEC_TWO_TOOLS), {}, on_event=_calls(calls_seen))
+            )
+            first = await asyncio.wait_for(calls_seen.get(), 30)
+            assert await b.submit("s", first.id, "1") == pb.SUBMIT_OUTCOME_ACCEPTED
+            second = await asyncio.wait_for(calls_seen.get(), 30)
+            assert await b.submit("s", second.id, "2") == pb.SUBMIT_OUTCOME_ACCEPTED
+            assert (await asyncio.wait_for(run, 30)).done is not None
+        finally:
+            await a.close()
+            await b.close()
+            b_proc.stop()
