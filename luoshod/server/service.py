@@ -620,7 +620,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 lease = None if self.runs.get(sid) else await self._holder(sid, context)
                 if lease is not None:
                     assert self.peers is not None
-                    ended = True
+                    ended, before = True, last
                     try:
                         async for resp in self.peers.stub(lease.address).Watch(
                             pb.WatchRequest(session_id=sid, after_seq=last),
@@ -638,13 +638,17 @@ class AgentService(pb_grpc.AgentServiceServicer):
                         ended = False
                         await asyncio.sleep(WATCH_LOOK_S)
                     if ended and not request.follow:
-                        # That run has ended; what it wrote is in the log: sent by the
-                        # replay above, then nothing more to wait for.
+                        # That run has ended: what it wrote last is sent from the log,
+                        # and there is nothing more to wait for.
                         lease = await self._holder(sid, context)
                         if lease is None and self.runs.get(sid) is None:
                             async for resp in self._rest(sid, last):
                                 yield resp
                             return
+                    if ended and last == before:
+                        # The holder had no run to follow (its lease just taken, or
+                        # about to be released): look again in a moment, not at once.
+                        await asyncio.sleep(WATCH_LOOK_S / 5)
                     continue
                 if self.runs.get(sid) is None and not request.follow:
                     return
