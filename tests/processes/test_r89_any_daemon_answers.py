@@ -9,7 +9,9 @@ forwarded to that daemon, the caller's token with it.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -482,3 +484,40 @@ async def test_r89_daemons_forward_over_their_tls_checking_each_other_by_the_pee
             await a.close()
             await b.close()
             b_proc.stop()
+
+
+async def test_r89_the_http_api_of_another_daemon_cancels_the_holders_run(
+    postgres_url: str,
+) -> None:
+    """The JSON API is the same service: ``POST …/cancel`` at B cancels A's run."""
+    a_proc = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-a").start()
+    b_proc = DaemonProcess(
+        "--store", postgres_url, "--lease-owner", "daemon-b", "--http-listen", "127.0.0.1:0"
+    ).start()
+    a = Harness(a_proc.address)
+    try:
+        assert b_proc.proc is not None and b_proc.proc.stdout is not None
+        console = b_proc.proc.stdout.readline().strip().removeprefix("luoshod console on ")
+        calls_seen: asyncio.Queue[pb.ToolCall] = asyncio.Queue()
+        run = asyncio.create_task(
+            a.run("s", "go", agent(SPEC_TWO_TOOLS), {}, on_event=_calls(calls_seen))
+        )
+        await asyncio.wait_for(calls_seen.get(), 30)
+
+        def cancel() -> dict[str, object]:
+            req = urllib.request.Request(
+                console + "api/v1/sessions/s/cancel",
+                data=b"{}",
+                headers={"Content-Type": "application/json"},
+                method="POST",
+            )
+            with urllib.request.urlopen(req, timeout=20) as r:
+                return json.loads(r.read())  # type: ignore[no-any-return]
+
+        assert await asyncio.to_thread(cancel) == {"cancelled": True}
+        log = await asyncio.wait_for(run, 30)
+        assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_ABORTED
+    finally:
+        await a.close()
+        a_proc.stop()
+        b_proc.stop()
