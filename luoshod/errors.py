@@ -26,6 +26,7 @@ here is mapped.
     ├── ProviderError              UNAVAILABLE (transient; retry_after_s in metadata)
     │   └── ProviderRejected       FAILED_PRECONDITION (no retry can fix it: HTTP 400, 401, …)
     ├── ShuttingDown               UNAVAILABLE
+    ├── HolderUnreachable          UNAVAILABLE (the lease holder; retry_after_s in metadata)
     ├── TooManyRuns                RESOURCE_EXHAUSTED (the limit, retry_after_s in metadata)
     │   └── DaemonOverloaded       RESOURCE_EXHAUSTED (the loop's lag, retry_after_s)
     ├── Unauthenticated            UNAUTHENTICATED, reason given per case
@@ -162,6 +163,13 @@ class ProviderRejected(ProviderError):
 
 class ShuttingDown(LuoshoError):
     reason = "SHUTTING_DOWN"
+
+
+class HolderUnreachable(LuoshoError):
+    """A request for a session another daemon holds could not be forwarded to it (R89):
+    ``holder``, ``address`` and ``retry_after_s`` (when its lease ends) in metadata."""
+
+    reason = "HOLDER_UNREACHABLE"
 
 
 class TooManyRuns(LuoshoError):

@@ -27,13 +27,16 @@ class Lease:
     ``token`` is the fencing token: per session it only ever increases (never reused, even
     after a release or a delete), and every save made under the lease carries it, so a
     holder that lost the lease (paused, then taken over) cannot write. ``expires_at`` is in
-    seconds since the epoch, by the store's clock.
+    seconds since the epoch, by the store's clock. ``address`` is where the holder answers
+    for the session (R89: another daemon forwards a request for it there), "" when the
+    holder published none.
     """
 
     session_id: str
     owner: str
     token: int
     expires_at: float
+    address: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,12 +92,15 @@ def explain_busy(e: SessionBusy) -> SessionBusy:
 
 @dataclass(frozen=True, slots=True)
 class LeasePolicy:
-    """Who holds leases and for how long. ``renew_s`` must be below ``ttl_s`` (a third of
-    it leaves two renewals' slack for a slow store)."""
+    """Who holds leases, for how long, and where it answers. ``renew_s`` must be below
+    ``ttl_s`` (a third of it leaves two renewals' slack for a slow store)."""
 
     owner: str = field(default_factory=default_owner)
     ttl_s: float = DEFAULT_LEASE_TTL_S
     renew_s: float = DEFAULT_LEASE_RENEW_S
+    #: Where this daemon answers for the sessions it holds, published with each lease
+    #: (R89: another daemon forwards a request for one of them there); "" publishes none.
+    address: str = ""
 
     def __post_init__(self) -> None:
         if not self.ttl_s > 0:
@@ -253,7 +256,10 @@ class Held:
 
     async def _acquire(self) -> Lease:
         return await self.store.acquire_lease(
-            self.session_id, owner=self.policy.owner, ttl=self.policy.ttl_s
+            self.session_id,
+            owner=self.policy.owner,
+            ttl=self.policy.ttl_s,
+            address=self.policy.address,
         )
 
     async def __aexit__(

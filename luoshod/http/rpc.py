@@ -96,6 +96,13 @@ def invalid(reason: str, message: str, **metadata: str) -> RpcFailure:
     return RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, reason, message, metadata)
 
 
+class _Status(grpc.Status):
+    def __init__(
+        self, code: grpc.StatusCode, details: str, trailing_metadata: tuple[tuple[str, Any], ...]
+    ) -> None:
+        self.code, self.details, self.trailing_metadata = code, details, trailing_metadata
+
+
 @dataclass
 class CallContext:
     """The part of ``grpc.aio.ServicerContext`` that ``AgentService`` uses."""
@@ -116,6 +123,18 @@ class CallContext:
 
     async def abort_with_status(self, status: grpc.Status) -> None:
         raise RpcFailure.from_status(status)
+
+    async def abort(
+        self,
+        code: grpc.StatusCode,
+        details: str = "",
+        trailing_metadata: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
+        """A status passed on as it came (a peer daemon's error, R89)."""
+        raise RpcFailure.from_status(_Status(code, details, trailing_metadata))
+
+    def time_remaining(self) -> float | None:
+        return None  # an HTTP request carries no deadline
 
     def add_done_callback(self, callback: Callable[[Any], None]) -> None:
         self._callbacks.append(callback)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import MISSING, dataclass, field
+from dataclasses import MISSING, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
+from .peers import Peers, advertised
 from .preflight import open_store
 from .retention import Retention
 from .runs import RunRegistry
@@ -378,6 +379,30 @@ class Config:
         metavar="NAME",
         default_doc="host/pid/random/boot.pidns.start",
     )
+    peer_ca_file: Path | None = setting(
+        None,
+        "PEM CA bundle another daemon's certificate is checked against when a call is "
+        "forwarded to it (default: tls_client_ca_file, else the system's roots)",
+        doc="PEM CA bundle the certificates of the other daemons sharing the store are "
+        "checked against when a call is forwarded to one of them (R89); by default "
+        "`tls_client_ca_file`, else the system's roots ([Several "
+        "replicas](#several-replicas))",
+        metavar="FILE",
+        kind="file",
+        default_doc="tls_client_ca_file, else the system's roots",
+    )
+    advertise_address: str = setting(
+        "",
+        "the gRPC address other daemons reach this one at, published with its leases "
+        "(default: the first listen address)",
+        doc="the gRPC address (`host:port` or `unix:/path`) other daemons sharing the store "
+        "reach this one at, published with each lease it takes: a request for a session it "
+        "holds that reaches another daemon is forwarded there ([Several "
+        "replicas](#several-replicas)); by default the first listen address, with this "
+        "host's name for a wildcard host (`0.0.0.0`, `[::]`)",
+        metavar="HOST:PORT",
+        default_doc="the first listen address",
+    )
     metrics_listen: str | None = setting(
         None,
         "host:port of a Prometheus /metrics listener (default off)",
@@ -418,6 +443,13 @@ class Daemon:
         self.credentials = server_credentials(
             config.tls_cert_file, config.tls_key_file, config.tls_client_ca_file
         )
+        if config.peer_ca_file is not None:
+            try:
+                config.peer_ca_file.read_bytes()
+            except OSError as e:
+                raise ConfigError(
+                    f"peer_ca_file: cannot read {config.peer_ca_file}: {e.strerror or e}"
+                ) from None
         for address in config.listen:
             check_listen(
                 address,
@@ -498,6 +530,7 @@ class Daemon:
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
         self.http: HttpListener | None = None
+        self.peers: Peers | None = None
 
     async def start(self) -> None:
         await open_store(self.store, self.config.store)  # ConfigError: cause and fix in one line
@@ -568,6 +601,19 @@ class Daemon:
             await self.observe.stop()
             await self.store.close()
             raise
+        # R89: where this daemon answers, published with every lease it takes; requests
+        # for sessions another daemon holds are forwarded there.
+        address = advertised(self.config.advertise_address, self.addresses)
+        self.engine.leases = replace(self.engine.leases, address=address)
+        self.engine.keeper.policy = self.engine.leases
+        c = self.config
+        self.peers = service.peers = Peers(
+            self.store,
+            self.engine.leases.owner,
+            tls=(c.tls_cert_file, c.tls_key_file, c.peer_ca_file or c.tls_client_ca_file)
+            if c.tls_cert_file is not None and c.tls_key_file is not None
+            else None,
+        )
         await server.start()
         self.server = server
         if self.config.http_listen:
@@ -666,6 +712,8 @@ class Daemon:
             await self.http.stop()
         await self.server.stop(grace=2.0)
         self.server = None
+        if self.peers is not None:
+            await self.peers.aclose()
         await self.engine.providers.aclose()
         await self.engine.keeper.aclose()
         await self.lag.stop()

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import grpc
 
@@ -44,10 +45,10 @@ from ..errors import (
     ToolCallNotFound,
     ToolCallNotPending,
 )
-from ..store import Capability, Store
-from ..store.kit.paging import encode_page_token
+from ..store import Store
 from . import audit, convert, mcp_convert, stored_events
 from .hub import END, SHUTDOWN_MARK, EventHub
+from .peers import Peers, forwarded, held_elsewhere, unreachable
 from .queueing import InputQueue, check_if_busy, run_request
 from .retention import Retention
 from .runner import Runner
@@ -71,6 +72,10 @@ log = logging.getLogger("luoshod.server")
 
 DEFAULT_MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 WATCH_PAGE = 500
+#: How often a ``Watch`` following a session no run of this daemon drives looks whether
+#: another daemon has taken it up (R89), and how long it waits before looking again at a
+#: holder it could not follow.
+WATCH_LOOK_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +141,70 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.schedules = Scheduler(self.inputs)
         #: Retention (set by the daemon): told of a session's own retention.
         self.retention: Retention | None = None
+        #: The other daemons sharing the store (set by the daemon): a request for a
+        #: session one of them holds is forwarded there (R89).
+        self.peers: Peers | None = None
+
+    # -- forwarding to the session's holder (R89) -------------------------------------------
+
+    async def _holder(self, sid: str, context: grpc.aio.ServicerContext) -> Lease | None:
+        """The lease of the daemon to forward a request for ``sid`` to, or ``None`` to
+        answer here: no peers, a call forwarded already, or nobody else holds ``sid``."""
+        if self.peers is None:
+            return None
+        if forwarded(context):
+            self.peers.check_arrival(context, sid)
+            return None
+        return await self.peers.holder(sid)
+
+    async def _forward(
+        self, lease: Lease, method: str, request: Any, context: grpc.aio.ServicerContext
+    ) -> Any:
+        """The holder's answer to the unary ``method``; its error passed on as it is.
+        ``None`` when the holder was not reached and its lease has ended since: the caller
+        answers here. Raises ``HolderUnreachable`` while the lease is live."""
+        assert self.peers is not None
+        call = getattr(self.peers.stub(lease.address), method)
+        try:
+            return await call(
+                request,
+                metadata=self.peers.metadata(context, lease),
+                timeout=self.peers.timeout(context),
+            )
+        except grpc.aio.AioRpcError as e:
+            if not unreachable(e):
+                await self.peers.pass_on(context, e)
+            if await self.peers.holder(lease.session_id) != lease:
+                return None
+            raise await self.peers.refused(lease, e) from None
+
+    async def _forward_stream(
+        self,
+        lease: Lease,
+        method: str,
+        request: Any,
+        context: grpc.aio.ServicerContext,
+        answered_here: list[bool],
+    ) -> AsyncIterator[Any]:
+        """The holder's stream of the streaming ``method``, its error passed on as it is.
+        Nothing sent and the holder not reached with its lease ended since: sets
+        ``answered_here`` and ends, for the caller to answer here."""
+        assert self.peers is not None
+        sent = False
+        call = getattr(self.peers.stub(lease.address), method)(
+            request, metadata=self.peers.metadata(context, lease), timeout=context.time_remaining()
+        )
+        try:
+            async for response in call:
+                sent = True
+                yield response
+        except grpc.aio.AioRpcError as e:
+            if not unreachable(e):
+                await self.peers.pass_on(context, e)
+            if not sent and await self.peers.holder(lease.session_id) != lease:
+                answered_here.append(True)
+                return
+            raise await self.peers.refused(lease, e) from None
 
     # -- streams ----------------------------------------------------------------------------
 
@@ -187,6 +256,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
             answer=request.answer,
         )
         approval = await self.store.get_approval(req.approval_id)
+        sid = approval.session_id if approval is not None else req.session_id
+        if sid and (lease := await self._holder(sid, context)) is not None:
+            here: list[bool] = []
+            async for response in self._forward_stream(lease, "Resolve", request, context, here):
+                yield response
+            if not here:
+                return
         if approval is None and req.request_id and req.session_id:
             # Perhaps a retry whose first attempt claimed the approval (R74): the engine
             # resumes or replays that run, or answers APPROVAL_NOT_FOUND.
@@ -259,6 +335,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     session_id=sid,
                     tool_call_id=request.tool_call_id,
                 )
+        if run is None and (lease := await self._holder(sid, context)) is not None:
+            answer = await self._forward(lease, "SubmitToolResult", request, context)
+            if answer is not None:
+                return cast(pb.SubmitToolResultResponse, answer)
         return await self._submit_without_waiter(sid, request.tool_call_id, run)
 
     async def _submit_without_waiter(
@@ -298,27 +378,19 @@ class AgentService(pb_grpc.AgentServiceServicer):
         )
 
     async def _driven_elsewhere(self, sid: str) -> Lease | None:
-        """The live lease another daemon holds on ``sid`` (read only: nothing taken), or
-        ``None``. Live leases are few (one per session being worked on), listed from just
-        before ``sid``."""
-        if Capability.LEASES not in self.store.capabilities:
-            return None
-        token = encode_page_token(sid[:-1]) if len(sid) > 1 else ""
-        while True:
-            page, token = await self.store.list_leases(page_size=100, page_token=token)
-            for lease in page:
-                if lease.session_id == sid:
-                    return lease if lease.owner != self.engine.leases.owner else None
-                if lease.session_id > sid:
-                    return None
-            if not token:
-                return None
+        """The live lease another daemon holds on ``sid`` (read only), or ``None``."""
+        return await held_elsewhere(self.store, self.engine.leases.owner, sid)
 
     @unary
     async def Cancel(
         self, request: pb.CancelRequest, context: grpc.aio.ServicerContext
     ) -> pb.CancelResponse:
-        run = self.runs.get(check_session_id(request.session_id))
+        sid = check_session_id(request.session_id)
+        run = self.runs.get(sid)
+        if run is None and (lease := await self._holder(sid, context)) is not None:
+            answer = await self._forward(lease, "Cancel", request, context)
+            if answer is not None:
+                return cast(pb.CancelResponse, answer)
         if run is None:
             return pb.CancelResponse(cancelled=False)
         run.control.abort()
@@ -348,7 +420,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self, request: pb.DequeueInputRequest, context: grpc.aio.ServicerContext
     ) -> pb.DequeueInputResponse:
         sid = check_session_id(request.session_id)
-        removed = await self.inputs.dequeue(sid, check_request_id(request.request_id))
+        rid = check_request_id(request.request_id)
+        if rid and (lease := await self._holder(sid, context)) is not None:
+            answer = await self._forward(lease, "DequeueInput", request, context)
+            if answer is not None:
+                return cast(pb.DequeueInputResponse, answer)
+        removed = await self.inputs.dequeue(sid, rid)
         if removed:
             audit.record("dequeue", context, session=sid, request_id=request.request_id)
         return pb.DequeueInputResponse(removed=removed)
@@ -593,41 +670,101 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> AsyncIterator[pb.WatchResponse]:
         """Replay what the event log keeps after the cursor, then follow live events until
         the run ends (or forever with ``follow``). A cursor older than the log is refused
-        with the oldest kept seq, never silently skipped."""
+        with the oldest kept seq, never silently skipped.
+
+        Live events come from the run of this daemon, or (R89) from the ``Watch`` of the
+        daemon holding the session, followed from the cursor reached: each switch starts
+        with a replay from the log after the last seq sent, and only events past it are
+        sent, so a change of holder neither skips nor repeats one."""
         sid = check_session_id(request.session_id)
         last = request.after_seq
         with self.hub.subscribe(sid) as live:
             # Subscribed first: an event written after the read below still arrives live.
             while True:
-                page = await self.store.read_events(sid, after_seq=last, limit=WATCH_PAGE)
-                if request.after_seq and page.first_kept and last + 1 < page.first_kept:
-                    raise EventsOutOfRange(
-                        f"events after {last} are no longer kept; the oldest kept is "
-                        f"{page.first_kept}",
-                        session_id=sid,
-                        after_seq=last,
-                        oldest_kept_seq=page.first_kept,
-                    )
-                for stored in page.events:
-                    event = stored_events.decode(stored.data, sid, stored.seq)
-                    last = event.seq
-                    yield pb.WatchResponse(event=event)
-                if len(page.events) < WATCH_PAGE:
-                    break
-            if self.runs.get(sid) is None and not request.follow:
-                return
-            while True:
-                news = await live.get()
-                if news is SHUTDOWN_MARK:
-                    raise ShuttingDown(
-                        "the daemon is shutting down; reconnect with your cursor", session_id=sid
-                    )
-                if news is END or news is None:  # END is None: the narrowing needs it said
-                    if request.follow:
-                        continue
+                while True:
+                    page = await self.store.read_events(sid, after_seq=last, limit=WATCH_PAGE)
+                    if last and page.first_kept and last + 1 < page.first_kept:
+                        raise EventsOutOfRange(
+                            f"events after {last} are no longer kept; the oldest kept is "
+                            f"{page.first_kept}",
+                            session_id=sid,
+                            after_seq=last,
+                            oldest_kept_seq=page.first_kept,
+                        )
+                    for stored in page.events:
+                        event = stored_events.decode(stored.data, sid, stored.seq)
+                        last = event.seq
+                        yield pb.WatchResponse(event=event)
+                    if len(page.events) < WATCH_PAGE:
+                        break
+                lease = None if self.runs.get(sid) else await self._holder(sid, context)
+                if lease is not None:
+                    assert self.peers is not None
+                    ended, before = True, last
+                    try:
+                        async for resp in self.peers.stub(lease.address).Watch(
+                            pb.WatchRequest(session_id=sid, after_seq=last),
+                            metadata=self.peers.metadata(context, lease),
+                        ):
+                            news = resp.event
+                            if news.seq == 0 or news.seq > last:
+                                last = news.seq or last
+                                yield resp
+                    except grpc.aio.AioRpcError as e:
+                        if not unreachable(e) and e.code() != grpc.StatusCode.UNAVAILABLE:
+                            await self.peers.pass_on(context, e)
+                        # The holder went away (stopped, killed, shutting down): whoever
+                        # takes the session over next is found by the next look.
+                        ended = False
+                        await asyncio.sleep(WATCH_LOOK_S)
+                    if ended and not request.follow:
+                        # That run has ended: what it wrote last is sent from the log,
+                        # and there is nothing more to wait for.
+                        lease = await self._holder(sid, context)
+                        if lease is None and self.runs.get(sid) is None:
+                            async for resp in self._rest(sid, last):
+                                yield resp
+                            return
+                    if ended and last == before:
+                        # The holder had no run to follow (its lease just taken, or
+                        # about to be released): look again in a moment, not at once.
+                        await asyncio.sleep(WATCH_LOOK_S / 5)
+                    continue
+                if self.runs.get(sid) is None and not request.follow:
                     return
-                if news.seq == 0:  # text.delta: progress only, never replayed
-                    yield pb.WatchResponse(event=news)
-                elif news.seq > last:  # else already replayed
-                    last = news.seq
-                    yield pb.WatchResponse(event=news)
+                moved = False
+                while not moved:
+                    looking = self.peers is not None and not forwarded(context)
+                    try:
+                        news = await asyncio.wait_for(live.get(), WATCH_LOOK_S if looking else None)
+                    except TimeoutError:
+                        # Nothing here: has another daemon taken the session up?
+                        moved = self.runs.get(sid) is None and (
+                            await self._holder(sid, context) is not None
+                        )
+                        continue
+                    if news is SHUTDOWN_MARK:
+                        raise ShuttingDown(
+                            "the daemon is shutting down; reconnect with your cursor",
+                            session_id=sid,
+                        )
+                    if news is END or news is None:  # END is None: the narrowing needs it said
+                        if request.follow:
+                            continue
+                        return
+                    if news.seq == 0:  # text.delta: progress only, never replayed
+                        yield pb.WatchResponse(event=news)
+                    elif news.seq > last:  # else already replayed
+                        last = news.seq
+                        yield pb.WatchResponse(event=news)
+
+    async def _rest(self, sid: str, last: int) -> AsyncIterator[pb.WatchResponse]:
+        """The events of the log after ``last`` (a run's last ones, written as it ended)."""
+        while True:
+            page = await self.store.read_events(sid, after_seq=last, limit=WATCH_PAGE)
+            for stored in page.events:
+                event = stored_events.decode(stored.data, sid, stored.seq)
+                last = event.seq
+                yield pb.WatchResponse(event=event)
+            if len(page.events) < WATCH_PAGE:
+                return

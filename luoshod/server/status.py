@@ -71,6 +71,7 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
     E.ProviderError: grpc.StatusCode.UNAVAILABLE,
     E.ProviderRejected: grpc.StatusCode.FAILED_PRECONDITION,
     E.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
+    E.HolderUnreachable: grpc.StatusCode.UNAVAILABLE,
     E.TooManyRuns: grpc.StatusCode.RESOURCE_EXHAUSTED,
     E.DaemonOverloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     E.Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,

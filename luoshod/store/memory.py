@@ -208,14 +208,16 @@ class MemoryStore(Store):
         if lease is not None and self._token(lease.session_id) != lease.token:
             raise lease_lost(lease, self._token(lease.session_id))
 
-    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
+    async def _acquire_lease(
+        self, session_id: str, owner: str, ttl: float, address: str = ""
+    ) -> Lease:
         async with self._lock:
             now = self.clock()
             held = self._leases.get(session_id)
             if held is not None and held.expires_at > now:
                 raise lease_busy(session_id, held.owner, held.expires_at)
             token = held.token + 1 if held else 1
-            lease = self._leases[session_id] = Lease(session_id, owner, token, now + ttl)
+            lease = self._leases[session_id] = Lease(session_id, owner, token, now + ttl, address)
             return lease
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:

@@ -1,9 +1,11 @@
 """Two daemons sharing PostgreSQL: a run takes tool results only through the daemon that
-drives it (its waiter lives in that process). ``SubmitToolResult`` at the other daemon
+drives it (its waiter lives in that process). A result sent to the other daemon is
+forwarded to the driving one (R89). A call that is not forwarded again — one another
+daemon forwarded already, marked so — and reaches a daemon that does not drive the run
 fails with ``FAILED_PRECONDITION``/``TOOL_CALL_NOT_PENDING`` whose ErrorInfo names the
-owning daemon (``holder``: its lease owner name, as ``SESSION_BUSY`` does), for an ordinary run and
-for a queued run (R68) that
-daemon A runs while its caller follows it from daemon B; the result sent to A is taken."""
+owning daemon (``holder``: its lease owner name, as ``SESSION_BUSY`` does), for an ordinary
+run and for a queued run (R68) that daemon A runs while its caller follows it from daemon
+B; the result sent to A is taken."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
+from luoshod.server.peers import FORWARDED
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import Harness, agent, busy_with_a_tool, calls, error_info, user
 
@@ -22,8 +25,15 @@ pytestmark = pytest.mark.asyncio
 
 
 async def refused_at(h: Harness, sid: str, call_id: str) -> dict[str, str]:
+    """The refusal of a result for ``call_id`` marked as forwarded already (answered where
+    it arrives, never forwarded again)."""
     with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await h.submit(sid, call_id, json.dumps(0))
+        await h.stub.SubmitToolResult(
+            pb.SubmitToolResultRequest(
+                session_id=sid, tool_call_id=call_id, result_json=json.dumps(0)
+            ),
+            metadata=((FORWARDED, "another-daemon"),),
+        )
     code, reason, meta = error_info(caught.value)
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING"), (
         caught.value
@@ -32,7 +42,7 @@ async def refused_at(h: Harness, sid: str, call_id: str) -> dict[str, str]:
     return meta
 
 
-async def test_a_tool_result_sent_to_another_daemon_names_the_daemon_that_drives_the_run(
+async def test_r89_a_tool_result_at_another_daemon_goes_to_the_daemon_that_drives_the_run(
     postgres_url: str, tmp_path: Path
 ) -> None:
     # B sweeps its queue rarely: A, whose run ends, runs what B queued (deterministic).
@@ -89,7 +99,8 @@ async def test_a_tool_result_sent_to_another_daemon_names_the_daemon_that_drives
                     )
                 if e.type == "tool.call":
                     refusals.append(await refused_at(b, "own", e.tool_call.call.id))
-                    outcome = await a.submit("own", e.tool_call.call.id, json.dumps(2))
+                    # Not marked: B forwards it to A, which takes it (R89).
+                    outcome = await b.submit("own", e.tool_call.call.id, json.dumps(2))
                     assert outcome == pb.SUBMIT_OUTCOME_ACCEPTED
 
         await asyncio.wait_for(follow(), 60)

@@ -208,6 +208,10 @@ const (
 	// FAILED_PRECONDITION: the daemon's store keeps no schedules (its driver does not
 	// declare them).
 	ErrorReason_ERROR_REASON_SCHEDULES_UNSUPPORTED ErrorReason = 179
+	// UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+	// request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+	// renewed); retry, or after the lease ends any daemon takes the session over.
+	ErrorReason_ERROR_REASON_HOLDER_UNREACHABLE ErrorReason = 180
 )
 
 // Enum value maps for ErrorReason.
@@ -318,6 +322,7 @@ var (
 		177: "ERROR_REASON_SCHEDULE_EXISTS",
 		178: "ERROR_REASON_SCHEDULE_NOT_FOUND",
 		179: "ERROR_REASON_SCHEDULES_UNSUPPORTED",
+		180: "ERROR_REASON_HOLDER_UNREACHABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -425,6 +430,7 @@ var (
 		"ERROR_REASON_SCHEDULE_EXISTS":               177,
 		"ERROR_REASON_SCHEDULE_NOT_FOUND":            178,
 		"ERROR_REASON_SCHEDULES_UNSUPPORTED":         179,
+		"ERROR_REASON_HOLDER_UNREACHABLE":            180,
 	}
 )
 
@@ -10070,7 +10076,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x02 \x01(\tR\trequestId*\xb5\x1e\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId*\xdb\x1e\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -10177,7 +10183,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1eERROR_REASON_UNKNOWN_TIME_ZONE\x10\xb0\x01\x12!\n" +
 	"\x1cERROR_REASON_SCHEDULE_EXISTS\x10\xb1\x01\x12$\n" +
 	"\x1fERROR_REASON_SCHEDULE_NOT_FOUND\x10\xb2\x01\x12'\n" +
-	"\"ERROR_REASON_SCHEDULES_UNSUPPORTED\x10\xb3\x01*_\n" +
+	"\"ERROR_REASON_SCHEDULES_UNSUPPORTED\x10\xb3\x01\x12$\n" +
+	"\x1fERROR_REASON_HOLDER_UNREACHABLE\x10\xb4\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +

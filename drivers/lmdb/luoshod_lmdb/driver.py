@@ -193,9 +193,11 @@ class LmdbStore(QueuedWrites):
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._read("history", ops.history, session_id, limit)
 
-    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
+    async def _acquire_lease(
+        self, session_id: str, owner: str, ttl: float, address: str = ""
+    ) -> Lease:
         return await self._lease_write(
-            "acquire_lease", ops.acquire_lease, session_id, owner, ttl, self.clock
+            "acquire_lease", ops.acquire_lease, session_id, owner, ttl, address, self.clock
         )
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:

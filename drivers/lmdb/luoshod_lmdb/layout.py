@@ -244,17 +244,23 @@ _LEASE = struct.Struct(">Qd")  # token, expires_at (0 when released); then the o
 
 @dataclass(slots=True, frozen=True)
 class LeaseRow:
+    """token, expiry, the owner's name, then (after a NUL, absent in a record written
+    before addresses were kept) the holder's advertised address (R89)."""
+
     owner: str
     token: int
     expires_at: float
+    address: str = ""
 
     def encode(self) -> bytes:
-        return _LEASE.pack(self.token, self.expires_at) + self.owner.encode()
+        tail = b"\0" + self.address.encode() if self.address else b""
+        return _LEASE.pack(self.token, self.expires_at) + self.owner.encode() + tail
 
     @classmethod
     def decode(cls, value: bytes) -> LeaseRow:
         token, expires_at = _LEASE.unpack_from(value)
-        return cls(bytes(value[_LEASE.size :]).decode(), token, expires_at)
+        owner, _, address = bytes(value[_LEASE.size :]).partition(b"\0")
+        return cls(owner.decode(), token, expires_at, address.decode())
 
 
 def encode_json(d: Any) -> bytes:

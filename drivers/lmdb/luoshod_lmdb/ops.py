@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import lmdb
@@ -578,15 +579,22 @@ def fence(txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, lease: Lease | Non
 
 
 def acquire_lease(
-    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, owner: str, ttl: float, clock: Clock
+    txn: lmdb.Transaction[bytes],
+    dbs: Dbs,
+    session_id: str,
+    owner: str,
+    ttl: float,
+    address: str,
+    clock: Clock,
 ) -> Lease:
     key = layout.id_key(session_id)
     now = clock()
     row = _lease_row(txn, dbs, key)
     if row is not None and row.expires_at > now:
         raise lease_busy(session_id, row.owner, row.expires_at)
-    lease = Lease(session_id, owner, row.token + 1 if row else 1, now + ttl)
-    txn.put(key, layout.LeaseRow(owner, lease.token, lease.expires_at).encode(), db=dbs.leases)
+    lease = Lease(session_id, owner, row.token + 1 if row else 1, now + ttl, address)
+    row = layout.LeaseRow(owner, lease.token, lease.expires_at, address)
+    txn.put(key, row.encode(), db=dbs.leases)
     return lease
 
 
@@ -595,8 +603,8 @@ def renew_lease(
 ) -> Lease:
     key = layout.id_key(lease.session_id)
     fence(txn, dbs, key, lease)
-    renewed = Lease(lease.session_id, lease.owner, lease.token, clock() + ttl)
-    row = layout.LeaseRow(lease.owner, lease.token, renewed.expires_at)
+    renewed = replace(lease, expires_at=clock() + ttl)
+    row = layout.LeaseRow(lease.owner, lease.token, renewed.expires_at, lease.address)
     txn.put(key, row.encode(), db=dbs.leases)
     return renewed
 
@@ -613,7 +621,7 @@ def renew_leases(
             continue
         current[lease.session_id] = row.token
         if row.token == lease.token:
-            txn.put(key, layout.LeaseRow(row.owner, row.token, expires_at).encode(), db=dbs.leases)
+            txn.put(key, replace(row, expires_at=expires_at).encode(), db=dbs.leases)
     return renewal_of(leases, current, expires_at)
 
 
@@ -631,7 +639,8 @@ def list_leases(
             continue
         row = layout.LeaseRow.decode(value)
         if row.expires_at > now and owner in (None, row.owner):
-            found.append(Lease(bytes(key).decode(), row.owner, row.token, row.expires_at))
+            sid = bytes(key).decode()
+            found.append(Lease(sid, row.owner, row.token, row.expires_at, row.address))
             if len(found) >= limit:
                 break
     return found
@@ -643,7 +652,7 @@ def release_leases_of(txn: lmdb.Transaction[bytes], dbs: Dbs, owner: str, clock:
     for key, value in txn.cursor(db=dbs.leases):
         row = layout.LeaseRow.decode(value)
         if row.owner == owner and row.expires_at > now:
-            released.append((bytes(key), layout.LeaseRow(owner, row.token, 0.0)))
+            released.append((bytes(key), replace(row, expires_at=0.0)))
     for key, row in released:
         txn.put(key, row.encode(), db=dbs.leases)
     return len(released)
@@ -653,7 +662,7 @@ def release_lease(txn: lmdb.Transaction[bytes], dbs: Dbs, lease: Lease) -> None:
     key = layout.readable_key(lease.session_id)
     row = _lease_row(txn, dbs, key) if key else None
     if key and row is not None and row.token == lease.token:
-        txn.put(key, layout.LeaseRow(row.owner, row.token, 0.0).encode(), db=dbs.leases)
+        txn.put(key, replace(row, expires_at=0.0).encode(), db=dbs.leases)
 
 
 def _put_approval(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import psycopg
@@ -262,15 +263,18 @@ class PostgresStore(QueuedWrites):
 
     # -- leases --------------------------------------------------------------------------
 
-    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
+    async def _acquire_lease(
+        self, session_id: str, owner: str, ttl: float, address: str = ""
+    ) -> Lease:
         self._require("acquire_lease")
-        lease: Lease = await self._lease_writes.submit(
-            (
-                session_id,
-                _acquire,
-                {"session_id": session_id, "owner": owner, "ttl": ttl, "now": self._now()},
-            )
-        )
+        args = {
+            "session_id": session_id,
+            "owner": owner,
+            "ttl": ttl,
+            "now": self._now(),
+            "address": address,
+        }
+        lease: Lease = await self._lease_writes.submit((session_id, _acquire, args))
         return lease
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
@@ -284,7 +288,7 @@ class PostgresStore(QueuedWrites):
         if renewed is None:
             held = await self._fetchone("renew_lease", queries.SELECT_LEASE, (lease.session_id,))
             raise lease_lost(lease, held[1] if held else None)
-        return Lease(lease.session_id, lease.owner, lease.token, renewed[0])
+        return replace(lease, expires_at=renewed[0])
 
     async def release_lease(self, lease: Lease) -> None:
         self._require("release_lease")
@@ -305,7 +309,7 @@ class PostgresStore(QueuedWrites):
         for lease in leases:
             expires_at, token = rows.get(lease.session_id, (None, None))
             if expires_at is not None:
-                renewed.append(Lease(lease.session_id, lease.owner, lease.token, expires_at))
+                renewed.append(replace(lease, expires_at=expires_at))
             else:
                 lost.append(lease_lost(lease, token))
         return Renewal(renewed, lost)
@@ -313,7 +317,7 @@ class PostgresStore(QueuedWrites):
     async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
         args = {"after": after, "owner": owner, "limit": limit, "now": self._now()}
         rows = await self._fetchall("list_leases", queries.LIST_LEASES, args)
-        return [Lease(sid, holder, token, expires_at) for sid, holder, token, expires_at in rows]
+        return [Lease(*row) for row in rows]
 
     async def release_leases_of(self, owner: str) -> int:
         row = await self._fetchone(
@@ -468,7 +472,7 @@ async def _acquire(conn: AsyncConnection, args: dict[str, Any]) -> Lease:
         granted = await _fetchone(conn, queries.ACQUIRE_LEASE, args)
         if granted is not None:
             token, expires_at = granted
-            return Lease(args["session_id"], args["owner"], token, expires_at)
+            return Lease(args["session_id"], args["owner"], token, expires_at, args["address"])
         held = await _fetchone(conn, queries.SELECT_LIVE_LEASE, args)
         # None: released or expired in between (as it was refused); try again.
         if held is not None:

@@ -146,6 +146,9 @@ MIGRATIONS: list[Migration] = [
         )
         """,
     ),
+    # the holder's advertised address with its lease (R89: where another daemon forwards
+    # a request for the session); '' for a lease taken before.
+    ("ALTER TABLE leases ADD COLUMN address text NOT NULL DEFAULT ''",),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

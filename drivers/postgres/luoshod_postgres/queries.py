@@ -298,12 +298,13 @@ DELETE_REQUESTS = "DELETE FROM requests WHERE session_id = %s"
 _NOW = "coalesce(to_timestamp(%(now)s::float8), clock_timestamp())"
 
 ACQUIRE_LEASE = f"""
-INSERT INTO leases AS l (session_id, owner, token, expires_at)
-VALUES (%(session_id)s, %(owner)s, 1, {_NOW} + make_interval(secs => %(ttl)s))
+INSERT INTO leases AS l (session_id, owner, token, expires_at, address)
+VALUES (%(session_id)s, %(owner)s, 1, {_NOW} + make_interval(secs => %(ttl)s), %(address)s)
 ON CONFLICT (session_id) DO UPDATE SET
     owner = excluded.owner,
     token = l.token + 1,
-    expires_at = excluded.expires_at
+    expires_at = excluded.expires_at,
+    address = excluded.address
 WHERE l.expires_at <= {_NOW}
 RETURNING token, extract(epoch FROM expires_at)::float8
 """
@@ -349,7 +350,7 @@ LEFT JOIN leases AS l ON l.session_id = g.session_id
 """
 
 LIST_LEASES = f"""
-SELECT session_id, owner, token, extract(epoch FROM expires_at)::float8 FROM leases
+SELECT session_id, owner, token, extract(epoch FROM expires_at)::float8, address FROM leases
 WHERE session_id > %(after)s AND expires_at > {_NOW}
     AND (%(owner)s::text IS NULL OR owner = %(owner)s::text)
 ORDER BY session_id LIMIT %(limit)s

@@ -183,9 +183,11 @@ class SqliteStore(QueuedWrites):
     async def requests(self, session_id: str) -> list[AppliedRequest]:
         return await self._call("requests", self._read, ops.requests, session_id)
 
-    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
+    async def _acquire_lease(
+        self, session_id: str, owner: str, ttl: float, address: str = ""
+    ) -> Lease:
         lease: Lease = await self._lease_writes.submit(
-            (ops.acquire_lease, (session_id, owner, ttl, self.clock))
+            (ops.acquire_lease, (session_id, owner, ttl, address, self.clock))
         )
         return lease
 

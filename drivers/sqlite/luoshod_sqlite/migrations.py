@@ -138,6 +138,9 @@ MIGRATIONS: list[Migration] = [
         ) WITHOUT ROWID
         """,
     ),
+    # 6 -> 7: the holder's advertised address with its lease (R89: where another daemon
+    # forwards a request for the session); "" for a lease taken before.
+    ("ALTER TABLE leases ADD COLUMN address TEXT NOT NULL DEFAULT ''",),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

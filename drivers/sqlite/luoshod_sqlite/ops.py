@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from luoshod.domain import (
@@ -162,7 +163,7 @@ def _select(conn: sqlite3.Connection, statement: str, keys: Sequence[Any]) -> li
 
 
 def acquire_lease(
-    conn: sqlite3.Connection, session_id: str, owner: str, ttl: float, clock: Clock
+    conn: sqlite3.Connection, session_id: str, owner: str, ttl: float, address: str, clock: Clock
 ) -> Lease:
     """See ``Store.acquire_lease``; in a write transaction, on the store's ``clock``."""
     now = clock()
@@ -171,13 +172,13 @@ def acquire_lease(
         holder, token, expires_at = row
         if expires_at > now:
             raise lease_busy(session_id, holder, expires_at)
-    lease = Lease(session_id, owner, row[1] + 1 if row else 1, now + ttl)
-    conn.execute(queries.UPSERT_LEASE, (session_id, owner, lease.token, lease.expires_at))
+    lease = Lease(session_id, owner, row[1] + 1 if row else 1, now + ttl, address)
+    conn.execute(queries.UPSERT_LEASE, (session_id, owner, lease.token, lease.expires_at, address))
     return lease
 
 
 def renew_lease(conn: sqlite3.Connection, lease: Lease, ttl: float, clock: Clock) -> Lease:
-    renewed = Lease(lease.session_id, lease.owner, lease.token, clock() + ttl)
+    renewed = replace(lease, expires_at=clock() + ttl)
     updated = conn.execute(
         queries.SET_LEASE_EXPIRY, (renewed.expires_at, lease.session_id, lease.token)
     ).rowcount
@@ -203,7 +204,7 @@ def list_leases(
     conn: sqlite3.Connection, owner: str | None, after: str, limit: int, clock: Clock
 ) -> list[Lease]:
     rows = conn.execute(queries.LIST_LEASES, (after, clock(), owner, owner, limit))
-    return [Lease(sid, holder, token, expires_at) for sid, holder, token, expires_at in rows]
+    return [Lease(*row) for row in rows]
 
 
 def release_lease(conn: sqlite3.Connection, lease: Lease) -> None:

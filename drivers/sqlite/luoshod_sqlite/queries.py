@@ -253,15 +253,16 @@ SELECT session_id, token FROM leases WHERE session_id IN (SELECT value FROM json
 """
 
 UPSERT_LEASE = """
-INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
+INSERT INTO leases (session_id, owner, token, expires_at, address) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (session_id) DO UPDATE SET
-    owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
+    owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at,
+    address = excluded.address
 """
 
 SET_LEASE_EXPIRY = "UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?"
 
 LIST_LEASES = """
-SELECT session_id, owner, token, expires_at FROM leases
+SELECT session_id, owner, token, expires_at, address FROM leases
 WHERE session_id > ? AND expires_at > ? AND (? IS NULL OR owner = ?)
 ORDER BY session_id LIMIT ?
 """

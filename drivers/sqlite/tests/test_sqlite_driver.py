@@ -164,7 +164,7 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_lease
     await store.open()
     try:
         with raw(db_path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
             assert {name for name, _ in schema(conn) - old} >= set(
                 NEW_IN_2 + NEW_IN_3 + NEW_IN_4 + NEW_IN_5 + NEW_IN_6
             )

@@ -247,3 +247,25 @@ async def test_two_processes_racing_for_leases_each_session_has_one_holder(
         for sid in won:
             cp = await leases.load(sid)
             assert cp is not None and cp.messages == [Message(Role.USER, f"by {name}")]
+
+
+async def test_r89_a_lease_keeps_the_address_its_holder_answers_at(leases: Store) -> None:
+    """The holder's advertised address is kept with its lease: renewed (alone or in a
+    batch) it stays, listed it is there, and the next holder's replaces it."""
+    clock = leases.clock = FakeClock()
+    a = await leases.acquire_lease("s", owner="daemon-a", ttl=TTL, address="10.0.0.1:50051")
+    assert a.address == "10.0.0.1:50051"
+    a = await leases.renew_lease(a, ttl=TTL)
+    assert a.address == "10.0.0.1:50051"
+    bare = await leases.acquire_lease("t", owner="daemon-a", ttl=TTL)  # none published
+    renewal = await leases.renew_leases([a, bare], ttl=TTL)
+    assert [lease.address for lease in renewal.renewed] == ["10.0.0.1:50051", ""]
+    listed, _ = await leases.list_leases(page_size=10, page_token="")
+    assert [(lease.session_id, lease.owner, lease.address) for lease in listed] == [
+        ("s", "daemon-a", "10.0.0.1:50051"),
+        ("t", "daemon-a", ""),
+    ]
+    clock.now += TTL + 1
+    b = await leases.acquire_lease("s", owner="daemon-b", ttl=TTL, address="unix:/run/b.sock")
+    listed, _ = await leases.list_leases(page_size=10, page_token="", owner="daemon-b")
+    assert [(lease.token, lease.address) for lease in listed] == [(b.token, "unix:/run/b.sock")]

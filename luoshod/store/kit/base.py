@@ -450,8 +450,14 @@ class Store(abc.ABC):
 
     # -- leases (``Capability.LEASES``): one writer per session across daemons ------------
 
-    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+    async def acquire_lease(
+        self, session_id: str, *, owner: str, ttl: float, address: str = ""
+    ) -> Lease:
         """Take the session's lease for ``owner`` until ``ttl`` seconds from now.
+
+        ``address`` (the holder's advertised gRPC address, R89) is kept with the lease:
+        renewals keep it and :meth:`list_leases` returns it, so another daemon knows where
+        to forward a request for the session.
 
         Granted when nobody holds it, or when the holder's lease has expired or was
         released; the new lease has the next fencing token (1 for a session never leased),
@@ -465,9 +471,11 @@ class Store(abc.ABC):
         """
         self._refuse_unless(Capability.LEASES, "leases")
         check_ttl(ttl)
-        return await self._acquire_lease(session_id, owner, ttl)
+        return await self._acquire_lease(session_id, owner, ttl, address)
 
-    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
+    async def _acquire_lease(
+        self, session_id: str, owner: str, ttl: float, address: str = ""
+    ) -> Lease:
         """Hook of :meth:`acquire_lease` (``ttl`` checked), now by :attr:`clock`."""
         raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 

@@ -117,6 +117,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_SCHEDULE_EXISTS: _ClassVar[ErrorReason]
     ERROR_REASON_SCHEDULE_NOT_FOUND: _ClassVar[ErrorReason]
     ERROR_REASON_SCHEDULES_UNSUPPORTED: _ClassVar[ErrorReason]
+    ERROR_REASON_HOLDER_UNREACHABLE: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -350,6 +351,7 @@ ERROR_REASON_UNKNOWN_TIME_ZONE: ErrorReason
 ERROR_REASON_SCHEDULE_EXISTS: ErrorReason
 ERROR_REASON_SCHEDULE_NOT_FOUND: ErrorReason
 ERROR_REASON_SCHEDULES_UNSUPPORTED: ErrorReason
+ERROR_REASON_HOLDER_UNREACHABLE: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role

@@ -230,6 +230,12 @@ export enum ErrorReason {
    * declare them).
    */
   ERROR_REASON_SCHEDULES_UNSUPPORTED = 179,
+  /**
+   * ERROR_REASON_HOLDER_UNREACHABLE - UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+   * request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+   * renewed); retry, or after the lease ends any daemon takes the session over.
+   */
+  ERROR_REASON_HOLDER_UNREACHABLE = 180,
   UNRECOGNIZED = -1,
 }
 
@@ -550,6 +556,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 179:
     case "ERROR_REASON_SCHEDULES_UNSUPPORTED":
       return ErrorReason.ERROR_REASON_SCHEDULES_UNSUPPORTED;
+    case 180:
+    case "ERROR_REASON_HOLDER_UNREACHABLE":
+      return ErrorReason.ERROR_REASON_HOLDER_UNREACHABLE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -769,6 +778,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_SCHEDULE_NOT_FOUND";
     case ErrorReason.ERROR_REASON_SCHEDULES_UNSUPPORTED:
       return "ERROR_REASON_SCHEDULES_UNSUPPORTED";
+    case ErrorReason.ERROR_REASON_HOLDER_UNREACHABLE:
+      return "ERROR_REASON_HOLDER_UNREACHABLE";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";

@@ -944,7 +944,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "eScheduleResponse\"&\n\026TriggerScheduleRequ" +
       "est\022\014\n\004name\030\001 \001(\t\"A\n\027TriggerScheduleResp" +
       "onse\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_id\030\002" +
-      " \001(\t*\265\036\n\013ErrorReason\022\034\n\030ERROR_REASON_UNS" +
+      " \001(\t*\333\036\n\013ErrorReason\022\034\n\030ERROR_REASON_UNS" +
       "PECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n" +
       "\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERRO" +
       "R_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_RE" +
@@ -1041,111 +1041,112 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "EASON_UNKNOWN_TIME_ZONE\020\260\001\022!\n\034ERROR_REAS" +
       "ON_SCHEDULE_EXISTS\020\261\001\022$\n\037ERROR_REASON_SC" +
       "HEDULE_NOT_FOUND\020\262\001\022\'\n\"ERROR_REASON_SCHE" +
-      "DULES_UNSUPPORTED\020\263\001*_\n\004Role\022\024\n\020ROLE_UNS" +
-      "PECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER" +
-      "\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001" +
-      "\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY" +
-      "_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WAR" +
-      "N\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGE" +
-      "NT_DRIFT_POLICY_IGNORE\020\003*\301\001\n\020CheckpointS" +
-      "tatus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000" +
-      "\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#C" +
-      "HECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032" +
-      "CHECKPOINT_STATUS_FINISHED\020\003\022\036\n\032CHECKPOI" +
-      "NT_STATUS_SLEEPING\020\004*\250\002\n\014FinishReason\022\035\n" +
-      "\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_R" +
-      "EASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020" +
-      "\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_R" +
-      "EASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_REAS" +
-      "ON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_DE" +
-      "ADLINE_EXCEEDED\020\006\022 \n\034FINISH_REASON_OUTPU" +
-      "T_INVALID\020\007\022\032\n\026FINISH_REASON_SLEEPING\020\010*" +
-      "\231\001\n\022CompactionStrategy\022#\n\037COMPACTION_STR" +
-      "ATEGY_UNSPECIFIED\020\000\022\035\n\031COMPACTION_STRATE" +
-      "GY_PRUNE\020\001\022!\n\035COMPACTION_STRATEGY_SUMMAR" +
-      "IZE\020\002\022\034\n\030COMPACTION_STRATEGY_BOTH\020\003*\177\n\nM" +
-      "cpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022" +
-      "\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_O" +
-      "N_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERR" +
-      "OR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_UNSP" +
-      "ECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_" +
-      "APPROVAL_UNGATE\020\002*e\n\014ApprovalKind\022\035\n\031APP" +
-      "ROVAL_KIND_UNSPECIFIED\020\000\022\032\n\026APPROVAL_KIN" +
-      "D_APPROVAL\020\001\022\032\n\026APPROVAL_KIND_QUESTION\020\002" +
-      "*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n" +
-      "\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023" +
-      "\n\017RUN_MODE_RESUME\020\003*\223\001\n\020ReconcileOutcome" +
-      "\022!\n\035RECONCILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026R" +
-      "ECONCILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE_OUT" +
-      "COME_NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTCOME_" +
-      "UNKNOWN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUT" +
-      "OR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT" +
-      "\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027" +
-      "\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJEC" +
-      "T\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTE" +
-      "RRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitO" +
-      "utcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033" +
-      "\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OU" +
-      "TCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MCP" +
-      "_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPOR" +
-      "T_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016Mc" +
-      "pServerState\022 \n\034MCP_SERVER_STATE_UNSPECI" +
-      "FIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020\001" +
-      "\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SE" +
-      "RVER_STATE_DOWN\020\003*\210\001\n\017ScheduleOverlap\022 \n" +
-      "\034SCHEDULE_OVERLAP_UNSPECIFIED\020\000\022\031\n\025SCHED" +
-      "ULE_OVERLAP_SKIP\020\001\022\034\n\030SCHEDULE_OVERLAP_E" +
-      "NQUEUE\020\002\022\032\n\026SCHEDULE_OVERLAP_ALLOW\020\003*\211\001\n" +
-      "\017ScheduleCatchUp\022!\n\035SCHEDULE_CATCH_UP_UN" +
-      "SPECIFIED\020\000\022\034\n\030SCHEDULE_CATCH_UP_LATEST\020" +
-      "\001\022\031\n\025SCHEDULE_CATCH_UP_ALL\020\002\022\032\n\026SCHEDULE" +
-      "_CATCH_UP_NONE\020\003*m\n\017ScheduleSession\022 \n\034S" +
-      "CHEDULE_SESSION_UNSPECIFIED\020\000\022\036\n\032SCHEDUL" +
-      "E_SESSION_EACH_FIRE\020\001\022\030\n\024SCHEDULE_SESSIO" +
-      "N_ONE\020\0022\243\r\n\014AgentService\022B\n\007Execute\022\031.lu" +
-      "osho.v1.ExecuteRequest\032\032.luosho.v1.Execu" +
-      "teResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resum" +
-      "eRequest\032\031.luosho.v1.ResumeResponse0\001\022[\n" +
-      "\020SubmitToolResult\022\".luosho.v1.SubmitTool" +
-      "ResultRequest\032#.luosho.v1.SubmitToolResu" +
-      "ltResponse\022=\n\006Cancel\022\030.luosho.v1.CancelR" +
-      "equest\032\031.luosho.v1.CancelResponse\022I\n\nGet" +
-      "Session\022\034.luosho.v1.GetSessionRequest\032\035." +
-      "luosho.v1.GetSessionResponse\022O\n\014ListSess" +
-      "ions\022\036.luosho.v1.ListSessionsRequest\032\037.l" +
-      "uosho.v1.ListSessionsResponse\022R\n\rDeleteS" +
-      "ession\022\037.luosho.v1.DeleteSessionRequest\032" +
-      " .luosho.v1.DeleteSessionResponse\022B\n\007Res" +
-      "olve\022\031.luosho.v1.ResolveRequest\032\032.luosho" +
-      ".v1.ResolveResponse0\001\022R\n\rListApprovals\022\037" +
-      ".luosho.v1.ListApprovalsRequest\032 .luosho" +
-      ".v1.ListApprovalsResponse\022@\n\007History\022\031.l" +
-      "uosho.v1.HistoryRequest\032\032.luosho.v1.Hist" +
-      "oryResponse\0227\n\004Fork\022\026.luosho.v1.ForkRequ" +
-      "est\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022" +
-      "\031.luosho.v1.CompareRequest\032\032.luosho.v1.C" +
-      "ompareResponse\022<\n\005Watch\022\027.luosho.v1.Watc" +
-      "hRequest\032\030.luosho.v1.WatchResponse0\001\022U\n\016" +
-      "ListMcpServers\022 .luosho.v1.ListMcpServer" +
-      "sRequest\032!.luosho.v1.ListMcpServersRespo" +
-      "nse\022O\n\014DequeueInput\022\036.luosho.v1.DequeueI" +
-      "nputRequest\032\037.luosho.v1.DequeueInputResp" +
-      "onse\022@\n\007Compact\022\031.luosho.v1.CompactReque" +
-      "st\032\032.luosho.v1.CompactResponse\022U\n\016Create" +
-      "Schedule\022 .luosho.v1.CreateScheduleReque" +
-      "st\032!.luosho.v1.CreateScheduleResponse\022R\n" +
-      "\rListSchedules\022\037.luosho.v1.ListSchedules" +
-      "Request\032 .luosho.v1.ListSchedulesRespons" +
-      "e\022R\n\rPauseSchedule\022\037.luosho.v1.PauseSche" +
-      "duleRequest\032 .luosho.v1.PauseScheduleRes" +
-      "ponse\022U\n\016ResumeSchedule\022 .luosho.v1.Resu" +
-      "meScheduleRequest\032!.luosho.v1.ResumeSche" +
-      "duleResponse\022U\n\016DeleteSchedule\022 .luosho." +
-      "v1.DeleteScheduleRequest\032!.luosho.v1.Del" +
-      "eteScheduleResponse\022X\n\017TriggerSchedule\022!" +
-      ".luosho.v1.TriggerScheduleRequest\032\".luos" +
-      "ho.v1.TriggerScheduleResponseB\035\n\rdev.luo" +
-      "sho.v1B\nAgentProtoP\001b\006proto3"
+      "DULES_UNSUPPORTED\020\263\001\022$\n\037ERROR_REASON_HOL" +
+      "DER_UNREACHABLE\020\264\001*_\n\004Role\022\024\n\020ROLE_UNSPE" +
+      "CIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002" +
+      "\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020" +
+      "AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_U" +
+      "NSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020" +
+      "\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT" +
+      "_DRIFT_POLICY_IGNORE\020\003*\301\001\n\020CheckpointSta" +
+      "tus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!" +
+      "\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHE" +
+      "CKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CH" +
+      "ECKPOINT_STATUS_FINISHED\020\003\022\036\n\032CHECKPOINT" +
+      "_STATUS_SLEEPING\020\004*\250\002\n\014FinishReason\022\035\n\031F" +
+      "INISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REA" +
+      "SON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022" +
+      "\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_REA" +
+      "SON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_REASON" +
+      "_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_DEAD" +
+      "LINE_EXCEEDED\020\006\022 \n\034FINISH_REASON_OUTPUT_" +
+      "INVALID\020\007\022\032\n\026FINISH_REASON_SLEEPING\020\010*\231\001" +
+      "\n\022CompactionStrategy\022#\n\037COMPACTION_STRAT" +
+      "EGY_UNSPECIFIED\020\000\022\035\n\031COMPACTION_STRATEGY" +
+      "_PRUNE\020\001\022!\n\035COMPACTION_STRATEGY_SUMMARIZ" +
+      "E\020\002\022\034\n\030COMPACTION_STRATEGY_BOTH\020\003*\177\n\nMcp" +
+      "RetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n" +
+      "\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_" +
+      "UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR" +
+      "\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_UNSPEC" +
+      "IFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_AP" +
+      "PROVAL_UNGATE\020\002*e\n\014ApprovalKind\022\035\n\031APPRO" +
+      "VAL_KIND_UNSPECIFIED\020\000\022\032\n\026APPROVAL_KIND_" +
+      "APPROVAL\020\001\022\032\n\026APPROVAL_KIND_QUESTION\020\002*a" +
+      "\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014R" +
+      "UN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017" +
+      "RUN_MODE_RESUME\020\003*\223\001\n\020ReconcileOutcome\022!" +
+      "\n\035RECONCILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026REC" +
+      "ONCILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE_OUTCO" +
+      "ME_NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTCOME_UN" +
+      "KNOWN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR" +
+      "_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001" +
+      "\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023" +
+      "IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020" +
+      "\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERR" +
+      "UPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitOut" +
+      "come\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027" +
+      "SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTC" +
+      "OME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MCP_T" +
+      "RANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPORT_" +
+      "STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016McpS" +
+      "erverState\022 \n\034MCP_SERVER_STATE_UNSPECIFI" +
+      "ED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020\001\022\034" +
+      "\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SERV" +
+      "ER_STATE_DOWN\020\003*\210\001\n\017ScheduleOverlap\022 \n\034S" +
+      "CHEDULE_OVERLAP_UNSPECIFIED\020\000\022\031\n\025SCHEDUL" +
+      "E_OVERLAP_SKIP\020\001\022\034\n\030SCHEDULE_OVERLAP_ENQ" +
+      "UEUE\020\002\022\032\n\026SCHEDULE_OVERLAP_ALLOW\020\003*\211\001\n\017S" +
+      "cheduleCatchUp\022!\n\035SCHEDULE_CATCH_UP_UNSP" +
+      "ECIFIED\020\000\022\034\n\030SCHEDULE_CATCH_UP_LATEST\020\001\022" +
+      "\031\n\025SCHEDULE_CATCH_UP_ALL\020\002\022\032\n\026SCHEDULE_C" +
+      "ATCH_UP_NONE\020\003*m\n\017ScheduleSession\022 \n\034SCH" +
+      "EDULE_SESSION_UNSPECIFIED\020\000\022\036\n\032SCHEDULE_" +
+      "SESSION_EACH_FIRE\020\001\022\030\n\024SCHEDULE_SESSION_" +
+      "ONE\020\0022\243\r\n\014AgentService\022B\n\007Execute\022\031.luos" +
+      "ho.v1.ExecuteRequest\032\032.luosho.v1.Execute" +
+      "Response0\001\022?\n\006Resume\022\030.luosho.v1.ResumeR" +
+      "equest\032\031.luosho.v1.ResumeResponse0\001\022[\n\020S" +
+      "ubmitToolResult\022\".luosho.v1.SubmitToolRe" +
+      "sultRequest\032#.luosho.v1.SubmitToolResult" +
+      "Response\022=\n\006Cancel\022\030.luosho.v1.CancelReq" +
+      "uest\032\031.luosho.v1.CancelResponse\022I\n\nGetSe" +
+      "ssion\022\034.luosho.v1.GetSessionRequest\032\035.lu" +
+      "osho.v1.GetSessionResponse\022O\n\014ListSessio" +
+      "ns\022\036.luosho.v1.ListSessionsRequest\032\037.luo" +
+      "sho.v1.ListSessionsResponse\022R\n\rDeleteSes" +
+      "sion\022\037.luosho.v1.DeleteSessionRequest\032 ." +
+      "luosho.v1.DeleteSessionResponse\022B\n\007Resol" +
+      "ve\022\031.luosho.v1.ResolveRequest\032\032.luosho.v" +
+      "1.ResolveResponse0\001\022R\n\rListApprovals\022\037.l" +
+      "uosho.v1.ListApprovalsRequest\032 .luosho.v" +
+      "1.ListApprovalsResponse\022@\n\007History\022\031.luo" +
+      "sho.v1.HistoryRequest\032\032.luosho.v1.Histor" +
+      "yResponse\0227\n\004Fork\022\026.luosho.v1.ForkReques" +
+      "t\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022\031." +
+      "luosho.v1.CompareRequest\032\032.luosho.v1.Com" +
+      "pareResponse\022<\n\005Watch\022\027.luosho.v1.WatchR" +
+      "equest\032\030.luosho.v1.WatchResponse0\001\022U\n\016Li" +
+      "stMcpServers\022 .luosho.v1.ListMcpServersR" +
+      "equest\032!.luosho.v1.ListMcpServersRespons" +
+      "e\022O\n\014DequeueInput\022\036.luosho.v1.DequeueInp" +
+      "utRequest\032\037.luosho.v1.DequeueInputRespon" +
+      "se\022@\n\007Compact\022\031.luosho.v1.CompactRequest" +
+      "\032\032.luosho.v1.CompactResponse\022U\n\016CreateSc" +
+      "hedule\022 .luosho.v1.CreateScheduleRequest" +
+      "\032!.luosho.v1.CreateScheduleResponse\022R\n\rL" +
+      "istSchedules\022\037.luosho.v1.ListSchedulesRe" +
+      "quest\032 .luosho.v1.ListSchedulesResponse\022" +
+      "R\n\rPauseSchedule\022\037.luosho.v1.PauseSchedu" +
+      "leRequest\032 .luosho.v1.PauseScheduleRespo" +
+      "nse\022U\n\016ResumeSchedule\022 .luosho.v1.Resume" +
+      "ScheduleRequest\032!.luosho.v1.ResumeSchedu" +
+      "leResponse\022U\n\016DeleteSchedule\022 .luosho.v1" +
+      ".DeleteScheduleRequest\032!.luosho.v1.Delet" +
+      "eScheduleResponse\022X\n\017TriggerSchedule\022!.l" +
+      "uosho.v1.TriggerScheduleRequest\032\".luosho" +
+      ".v1.TriggerScheduleResponseB\035\n\rdev.luosh" +
+      "o.v1B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

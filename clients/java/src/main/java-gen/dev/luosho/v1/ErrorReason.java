@@ -636,6 +636,16 @@ public enum ErrorReason
    * <code>ERROR_REASON_SCHEDULES_UNSUPPORTED = 179;</code>
    */
   ERROR_REASON_SCHEDULES_UNSUPPORTED(179),
+  /**
+   * <pre>
+   * UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+   * request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+   * renewed); retry, or after the lease ends any daemon takes the session over.
+   * </pre>
+   *
+   * <code>ERROR_REASON_HOLDER_UNREACHABLE = 180;</code>
+   */
+  ERROR_REASON_HOLDER_UNREACHABLE(180),
   UNRECOGNIZED(-1),
   ;
 
@@ -1264,6 +1274,16 @@ public enum ErrorReason
    * <code>ERROR_REASON_SCHEDULES_UNSUPPORTED = 179;</code>
    */
   public static final int ERROR_REASON_SCHEDULES_UNSUPPORTED_VALUE = 179;
+  /**
+   * <pre>
+   * UNAVAILABLE: the daemon holding the session's lease cannot be reached to take the
+   * request (ErrorInfo: holder, address, retry_after_s: when its lease ends unless
+   * renewed); retry, or after the lease ends any daemon takes the session over.
+   * </pre>
+   *
+   * <code>ERROR_REASON_HOLDER_UNREACHABLE = 180;</code>
+   */
+  public static final int ERROR_REASON_HOLDER_UNREACHABLE_VALUE = 180;
 
 
   public final int getNumber() {
@@ -1395,6 +1415,7 @@ public enum ErrorReason
       case 177: return ERROR_REASON_SCHEDULE_EXISTS;
       case 178: return ERROR_REASON_SCHEDULE_NOT_FOUND;
       case 179: return ERROR_REASON_SCHEDULES_UNSUPPORTED;
+      case 180: return ERROR_REASON_HOLDER_UNREACHABLE;
       default: return null;
     }
   }
