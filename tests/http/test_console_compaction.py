@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.http.test_console_browser import chromium, open_browser  # noqa: F401 - fixtures
 from tests.support.compaction import FETCH, go, spec
 from tests.support.console import Console, ConsoleFactory, assert_error
 

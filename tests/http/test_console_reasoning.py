@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.http.test_console_browser import chromium, open_browser  # noqa: F401 - fixtures
 from tests.support.console import ConsoleFactory
 from tests.support.model_fakes import REDACTED, FakeAnthropic, turn
 from tests.support.providers import KEY_ENV, provider_toml
