@@ -262,11 +262,14 @@ def _leases_arguments(
 
 
 def _admin_arguments(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    only: str | None = None,
 ) -> None:
     from . import admin
 
-    admin.add_command(sub, name, help)
+    admin.add_command(sub, name, help, only)
 
 
 _ARGUMENTS: dict[
@@ -310,7 +313,10 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     named = _named_command(argv)
     for name, help in COMMANDS.items():
-        if name == named:
+        if name == named and _ARGUMENTS[name] is _admin_arguments:
+            # and of its subcommands, only the one named (``list`` of ``sessions list``)
+            _admin_arguments(sub, name, help, _named_command(argv[argv.index(name) + 1 :]))
+        elif name == named:
             _ARGUMENTS[name](sub, name, help)
         else:  # listed by --help; argparse never parses its arguments
             sub.add_parser(name, help=help)

@@ -9,15 +9,17 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from google.protobuf.message import Message as ProtoMessage
 
 from luosho.v1 import agent_pb2
 
-from ._agent import AgentLike, agent_spec, dumps
+from ._json import dumps
 from ._messages import InputLike, to_messages
-from ._result import STATUS_VALUES
+
+if TYPE_CHECKING:
+    from ._agent import AgentLike
 
 __all__ = [
     "UNSET",
@@ -55,6 +57,16 @@ MetadataLike: TypeAlias = Mapping[str, str] | Sequence[tuple[str, str]]
 StatusLike: TypeAlias = str | int | None
 
 
+def _agent_spec(agent: AgentLike | None) -> agent_pb2.AgentSpec | None:
+    """The agent as its proto (``_agent`` imported by the first request that sends one:
+    a program that only reads sessions never needs it)."""
+    if agent is None:
+        return None
+    from ._agent import agent_spec
+
+    return agent_spec(agent)
+
+
 def normalize_metadata(
     metadata: MetadataLike | None, token: str | None = None
 ) -> tuple[tuple[str, str], ...] | None:
@@ -81,7 +93,7 @@ def execute_request(
     request = agent_pb2.ExecuteRequest(
         session_id=session_id,
         input=to_messages(input),
-        agent=agent_spec(agent),
+        agent=_agent_spec(agent),
         request_id=request_id,
         if_busy=if_busy_value(if_busy),
     )
@@ -122,7 +134,7 @@ def resume_request(
     session_id: str, *, agent: AgentLike | None, request_id: str
 ) -> agent_pb2.ResumeRequest:
     return agent_pb2.ResumeRequest(
-        session_id=session_id, agent=agent_spec(agent), request_id=request_id
+        session_id=session_id, agent=_agent_spec(agent), request_id=request_id
     )
 
 
@@ -139,6 +151,8 @@ def list_sessions_request(
     if status is None:
         value = agent_pb2.CHECKPOINT_STATUS_UNSPECIFIED
     elif isinstance(status, str):
+        from ._result import STATUS_VALUES
+
         if status not in STATUS_VALUES:
             raise ValueError(f"unknown status {status!r}; expected one of {sorted(STATUS_VALUES)}")
         value = STATUS_VALUES[status]
@@ -170,7 +184,7 @@ def resolve_request(
         approved=approved,
         answer=answer,
         note=note,
-        agent=agent_spec(agent),
+        agent=_agent_spec(agent),
         request_id=request_id,
         session_id=session_id,
     )
