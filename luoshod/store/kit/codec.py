@@ -207,11 +207,18 @@ _DEFLATE = (9, zlib.DEFLATED, -12, 4, zlib.Z_DEFAULT_STRATEGY)
 _COMPACT_PREFIX = bytes((COMPACT_HEADER, HEADER_DICTIONARY))
 
 
+#: A compressor already primed with the dictionary: each header's is a copy of it (a
+#: copy is cheaper than setting up a compressor and loading the dictionary, which hashes
+#: all its bytes, on the caller's side of every save; the bytes are the same). Never fed
+#: itself, so any thread may copy it.
+_PRIMED = zlib.compressobj(*_DEFLATE, HEADER_DICTIONARIES[HEADER_DICTIONARY])
+
+
 def compact_header(text: str) -> bytes:
     """The compact form of a header's JSON ``text`` (as :func:`encode_header` writes it):
     :data:`COMPACT_HEADER`, the dictionary's id, then raw deflate with that dictionary.
     :func:`decode_header` reads it."""
-    c = zlib.compressobj(*_DEFLATE, HEADER_DICTIONARIES[HEADER_DICTIONARY])
+    c = _PRIMED.copy()
     return b"".join((_COMPACT_PREFIX, c.compress(text.encode()), c.flush()))
 
 
