@@ -348,6 +348,12 @@ def test_client_commands_do_not_load_the_daemon(unused_tcp_port: int) -> None:
     listed = loaded_by("sessions", "list", "--address", f"127.0.0.1:{unused_tcp_port}")
     assert {"luoshod.cli.admin.commands", "grpc", "luosho.client"} <= listed
     assert within(listed, DAEMON_MODULES) == set()
+    # Nor what only runs need: the asyncio client, the tools' machinery, agent specs, run
+    # results, MCP settings, grpc_status (its start-up: bench/cli_start.py).
+    run_only = {
+        f"luosho.client.{m}" for m in ("_async_client", "_tools", "_agent", "_result", "_mcp")
+    }
+    assert listed & (run_only | {"grpc_status"}) == set()
     checked = loaded_by(
         "healthcheck", "--address", f"127.0.0.1:{unused_tcp_port}", "--timeout", "1"
     )

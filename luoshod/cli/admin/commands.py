@@ -20,8 +20,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import grpc
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
 from luosho.client import Client, LuoshoError, ToolResultPatch
 from luosho.v1 import agent_pb2 as pb
@@ -431,6 +429,10 @@ def _failure_line(err: Exception, args: argparse.Namespace) -> str:
     if isinstance(err, LuoshoError):
         reason, message, code = err.reason, err.message, err.code
     elif isinstance(err, grpc.RpcError) and isinstance(err, grpc.Call):  # the raw Resolve stream
+        # Here only: grpc_status pulls in grpc.experimental, which no other command needs.
+        from google.rpc import error_details_pb2
+        from grpc_status import rpc_status
+
         status = rpc_status.from_call(err)
         reason, message, code = "", status.message if status else err.details() or "", err.code()
         for detail in status.details if status else ():
@@ -488,11 +490,26 @@ def _status(text: str) -> str:
     return text.replace("_", "-")
 
 
+class _Unparsed:
+    """Stands for the parser of a subcommand the command line does not name: what is added
+    to it is dropped (argparse never parses it; it is listed, with its help line, by its
+    group's help). Building every subcommand's arguments cost a third of ``luoshod sessions
+    list``'s start-up (bench/cli_start.py)."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unparsed]:
+        return lambda *args, **kwargs: self
+
+
 def add_command(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    only: str | None = None,
 ) -> None:
     """Register ``name`` (``sessions``, ``approvals`` or ``prune``) on ``luoshod``'s
-    subparsers, with ``help`` as its line in ``luoshod --help``."""
+    subparsers, with ``help`` as its line in ``luoshod --help``. ``only``: the subcommand
+    the command line names (``list`` of ``sessions list``); the others of the group are
+    listed but get no arguments (None: every one gets its arguments)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--address",
@@ -508,6 +525,9 @@ def add_command(
     def command(
         parent: Any, word: str, handler: Callable[..., int], text: str, examples: str = ""
     ) -> argparse.ArgumentParser:
+        if parent is not sub and only is not None and word != only:
+            parent.add_parser(word, help=text)
+            return _Unparsed()  # type: ignore[return-value]
         p = parent.add_parser(
             word,
             parents=[common],

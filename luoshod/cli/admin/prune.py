@@ -9,14 +9,14 @@ from datetime import datetime, timedelta
 
 from luosho.v1 import agent_pb2 as pb
 
-_PART = re.compile(r"(\d+)([smhdw])")
+_PART = r"(\d+)([smhdw])"  # compiled at the first duration read (re caches it)
 _UNIT = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def parse_duration(text: str) -> timedelta:
     """``ValueError`` for anything but a positive sum of ``<n><s|m|h|d|w>``."""
     text = text.strip().lower()
-    parts = _PART.findall(text)
+    parts = re.findall(_PART, text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ValueError(f"{text!r} is not a duration like 90s, 15m, 12h, 30d, 2w or 1d12h")
     total = sum((timedelta(**{_UNIT[u]: int(n)}) for n, u in parts), timedelta())

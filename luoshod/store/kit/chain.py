@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ...domain import AgentSpec, Checkpoint, Message, Role, SubTask
 from . import codec
@@ -103,12 +104,15 @@ def _agent(agent: AgentSpec | None) -> str:
     return text
 
 
-def header_bytes(cp: Checkpoint) -> bytes:
+def header_bytes(cp: Checkpoint, header: dict[str, Any] | None = None) -> bytes:
     """What a save's link hashes of its header: the header without ``chain`` and without
-    what the records hold (with its fingerprint), then its agent spec."""
-    h = cp.header_dict(with_agent=False, with_tasks=False)
-    h.pop("chain", None)
-    return "\n".join((codec.encode_json(h), _agent(cp.agent))).encode()
+    what the records hold (with its fingerprint), then its agent spec. ``header``: that
+    dict (``cp.header_dict(with_agent=False, with_tasks=False)`` without ``chain``) when
+    the caller has it already."""
+    if header is None:
+        header = cp.header_dict(with_agent=False, with_tasks=False)
+        header.pop("chain", None)
+    return "\n".join((codec.encode_json(header), _agent(cp.agent))).encode()
 
 
 def link(prev: str, header: bytes, added: bytes) -> str:
@@ -123,13 +127,14 @@ def link(prev: str, header: bytes, added: bytes) -> str:
     return h.hexdigest()
 
 
-def link_save(cp: Checkpoint, stored_messages: int) -> str:
+def link_save(cp: Checkpoint, stored_messages: int, header: dict[str, Any] | None = None) -> str:
     """The ``chain`` of a save of ``cp`` told that the store holds ``stored_messages`` of
     its messages (and each task's ``stored``): linked to ``cp.chain``, the link of the
     save ``cp`` was loaded from or last saved as (a fork's first save: ``chain_from``).
-    The caller sets ``cp.chain`` to it for the save (and back when the save fails)."""
+    The caller sets ``cp.chain`` to it for the save (and back when the save fails).
+    ``header``: as :func:`header_bytes` takes it."""
     prev = cp.chain_from if cp.version == 1 and cp.chain_from else cp.chain
     if cp.version == 1 and not cp.chain_from:
         prev = ""  # a new session starts a chain
     tasks = [(t, t.stored if stored_messages else 0) for t in cp.all_tasks()]
-    return link(prev, header_bytes(cp), records(cp.messages, tasks, stored_messages))
+    return link(prev, header_bytes(cp, header), records(cp.messages, tasks, stored_messages))

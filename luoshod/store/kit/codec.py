@@ -161,14 +161,16 @@ def encode_json(value: Any) -> str:
     return _COMPACT.encode(value)
 
 
-def encode_header(cp: Checkpoint) -> str:
+def encode_header(cp: Checkpoint, header: dict[str, Any] | None = None) -> str:
     """``cp.header_dict()`` as compact JSON.
 
     The agent spec (instructions, tool schemas, model settings: often most of the header)
     is the same object save after save of a run, so its JSON is encoded once and kept
-    (:func:`_agent_json`) rather than encoded again on every save.
+    (:func:`_agent_json`) rather than encoded again on every save. ``header``:
+    ``cp.header_dict(with_agent=False, with_tasks=False)`` when the caller has it already
+    (it is changed here).
     """
-    text = _COMPACT.encode(_header_of(cp))
+    text = _COMPACT.encode(_header_of(cp, header))
     return f'{{"format":{FORMAT_VERSION},{text[1:]}'
 
 
@@ -220,18 +222,25 @@ _DEFLATE = (9, zlib.DEFLATED, -12, 4, zlib.Z_DEFAULT_STRATEGY)
 _COMPACT_PREFIX = bytes((COMPACT_HEADER, HEADER_DICTIONARY))
 
 
+#: A compressor already primed with the dictionary: each header's is a copy of it (a
+#: copy is cheaper than setting up a compressor and loading the dictionary, which hashes
+#: all its bytes, on the caller's side of every save; the bytes are the same). Never fed
+#: itself, so any thread may copy it.
+_PRIMED = zlib.compressobj(*_DEFLATE, HEADER_DICTIONARIES[HEADER_DICTIONARY])
+
+
 def compact_header(text: str) -> bytes:
     """The compact form of a header's JSON ``text`` (as :func:`encode_header` writes it):
     :data:`COMPACT_HEADER`, the dictionary's id, then raw deflate with that dictionary.
     :func:`decode_header` reads it."""
-    c = zlib.compressobj(*_DEFLATE, HEADER_DICTIONARIES[HEADER_DICTIONARY])
+    c = _PRIMED.copy()
     return b"".join((_COMPACT_PREFIX, c.compress(text.encode()), c.flush()))
 
 
-def encode_compact_header(cp: Checkpoint) -> bytes:
+def encode_compact_header(cp: Checkpoint, header: dict[str, Any] | None = None) -> bytes:
     """The header of ``cp`` in its compact form (:func:`compact_header`), as the drivers
-    that store bytes keep it."""
-    return compact_header(encode_header(cp))
+    that store bytes keep it. ``header``: as :func:`encode_header` takes it."""
+    return compact_header(encode_header(cp, header))
 
 
 def header_json(data: str | bytes) -> str:
@@ -282,12 +291,14 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
-def _header_of(cp: Checkpoint) -> dict[str, Any]:
+def _header_of(cp: Checkpoint, h: dict[str, Any] | None = None) -> dict[str, Any]:
     """The header dict of ``cp`` without its agent and fingerprint (an agent record of
     the log, :func:`agent_text`), without the tasks' transcripts, which its log holds,
     without keys at their default, and its usages without their zero counts; it says
-    how many of the log's records are the lead's."""
-    h = cp.header_dict(with_agent=False, with_tasks=False)
+    how many of the log's records are the lead's. ``h``: ``cp.header_dict(with_agent=False,
+    with_tasks=False)`` when the caller has it already (changed here)."""
+    if h is None:
+        h = cp.header_dict(with_agent=False, with_tasks=False)
     del h["fingerprint"]
     for key, default in _DEFAULTS.items():
         if h[key] == default:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...domain import (
     DEFAULT_REQUEST_ID_LIMIT,
@@ -99,9 +99,11 @@ def prepare(
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     enqueue: Sequence[Enqueue] = (),
     compact_header: bool = False,
+    header: dict[str, Any] | None = None,
 ) -> PreparedSave:
     """``checkpoint``'s save, encoded; its header as JSON text, or in its compact form
-    (bytes) when ``compact_header``."""
+    (bytes) when ``compact_header``. ``header``: its ``header_dict(with_agent=False,
+    with_tasks=False)`` when the caller has it already (changed here)."""
     text = codec.agent_text(checkpoint)
     bodies = tasklog.new_bodies(checkpoint, stored_messages, text)
     agents = tasklog.agents_in(bodies) + (checkpoint.stored_agent[0] if stored_messages else 0)
@@ -109,9 +111,9 @@ def prepare(
         checkpoint,
         stored_messages,
         history_limit,
-        codec.encode_compact_header(checkpoint)
+        codec.encode_compact_header(checkpoint, header)
         if compact_header
-        else codec.encode_header(checkpoint),
+        else codec.encode_header(checkpoint, header),
         bodies,
         tuple(events),
         event_log_limit,
@@ -211,7 +213,12 @@ class QueuedWrites(Store):
         enqueue: Sequence[Enqueue] = (),
     ) -> None:
         previous = checkpoint.chain
-        checkpoint.chain = chain.link_save(checkpoint, stored_messages)  # R91
+        # The header as a dict once for both the chain's link (without ``chain``) and the
+        # stored header (with the new link, last, as ``header_dict`` puts it).
+        header = checkpoint.header_dict(with_agent=False, with_tasks=False)
+        header.pop("chain", None)
+        checkpoint.chain = chain.link_save(checkpoint, stored_messages, header)  # R91
+        header["chain"] = checkpoint.chain
         try:
             prepared = prepare(
                 checkpoint,
@@ -226,6 +233,7 @@ class QueuedWrites(Store):
                 request_limit=request_limit,
                 enqueue=check_enqueue(self, enqueue),
                 compact_header=self.compact_headers,
+                header=header,
             )
             self._before_write("save", prepared)
             await self._saves.submit(prepared)

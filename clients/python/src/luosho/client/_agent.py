@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from luosho.v1 import agent_pb2
 
-from ._mcp import McpServer
+from ._json import dumps
+
+if TYPE_CHECKING:  # imported by the first spec naming an MCP server
+    from ._mcp import McpServer
+
 
 __all__ = [
     "Agent",
@@ -30,11 +33,6 @@ _DRIFT_POLICIES: dict[str, int] = {
     "error": agent_pb2.AGENT_DRIFT_POLICY_ERROR,
     "ignore": agent_pb2.AGENT_DRIFT_POLICY_IGNORE,
 }
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON, the encoding of every ``…_json`` field this client writes."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -236,6 +234,8 @@ class Agent:
             spec.tool_timeout_ms = self.tool_timeout_ms
         if self.approval_timeout_ms is not None:
             spec.approval_timeout_ms = self.approval_timeout_ms
+        if self.mcp_servers:
+            from ._mcp import McpServer
         for server in self.mcp_servers:
             spec.mcp_servers.append(
                 (McpServer(server) if isinstance(server, str) else server).to_proto()

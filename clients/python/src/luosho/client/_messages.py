@@ -18,7 +18,7 @@ from typing import Any, TypeAlias
 
 from luosho.v1 import agent_pb2
 
-from ._agent import dumps
+from ._json import dumps
 
 __all__ = ["InputLike", "MessageLike", "message_from_dict", "message_to_dict", "to_messages"]
 

@@ -9,15 +9,17 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from google.protobuf.message import Message as ProtoMessage
 
 from luosho.v1 import agent_pb2
 
-from ._agent import AgentLike, agent_spec, dumps
+from ._json import dumps
 from ._messages import InputLike, to_messages
-from ._result import STATUS_VALUES
+
+if TYPE_CHECKING:
+    from ._agent import AgentLike
 
 __all__ = [
     "UNSET",
@@ -56,6 +58,16 @@ MetadataLike: TypeAlias = Mapping[str, str] | Sequence[tuple[str, str]]
 StatusLike: TypeAlias = str | int | None
 
 
+def _agent_spec(agent: AgentLike | None) -> agent_pb2.AgentSpec | None:
+    """The agent as its proto (``_agent`` imported by the first request that sends one:
+    a program that only reads sessions never needs it)."""
+    if agent is None:
+        return None
+    from ._agent import agent_spec
+
+    return agent_spec(agent)
+
+
 def normalize_metadata(
     metadata: MetadataLike | None, token: str | None = None
 ) -> tuple[tuple[str, str], ...] | None:
@@ -82,7 +94,7 @@ def execute_request(
     request = agent_pb2.ExecuteRequest(
         session_id=session_id,
         input=to_messages(input),
-        agent=agent_spec(agent),
+        agent=_agent_spec(agent),
         request_id=request_id,
         if_busy=if_busy_value(if_busy),
     )
@@ -166,7 +178,7 @@ def schedule_spec(
         raise ValueError("a schedule needs either cron or interval_s")
     spec = agent_pb2.ScheduleSpec(
         name=name,
-        agent=agent_spec(agent),
+        agent=_agent_spec(agent),
         input=to_messages(input),
         overlap=_named(overlap, OVERLAP, "overlap"),
         catch_up=_named(catch_up, CATCH_UP, "catch_up"),
@@ -183,7 +195,7 @@ def resume_request(
     session_id: str, *, agent: AgentLike | None, request_id: str, wake: bool = False
 ) -> agent_pb2.ResumeRequest:
     return agent_pb2.ResumeRequest(
-        session_id=session_id, agent=agent_spec(agent), request_id=request_id, wake=wake
+        session_id=session_id, agent=_agent_spec(agent), request_id=request_id, wake=wake
     )
 
 
@@ -201,6 +213,8 @@ def list_sessions_request(
     if status is None:
         value = agent_pb2.CHECKPOINT_STATUS_UNSPECIFIED
     elif isinstance(status, str):
+        from ._result import STATUS_VALUES
+
         if status not in STATUS_VALUES:
             raise ValueError(f"unknown status {status!r}; expected one of {sorted(STATUS_VALUES)}")
         value = STATUS_VALUES[status]
@@ -232,7 +246,7 @@ def resolve_request(
         approved=approved,
         answer=answer,
         note=note,
-        agent=agent_spec(agent),
+        agent=_agent_spec(agent),
         request_id=request_id,
         session_id=session_id,
     )

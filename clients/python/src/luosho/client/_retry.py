@@ -16,9 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
-import random
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -143,7 +141,7 @@ class RetryPolicy:
         hint = pushback if pushback is not None else retry_after(error)
         if hint <= 0:
             hint = self.backoff(refusals.count)
-        wait = hint * (1 + random.uniform(0, self.jitter))
+        wait = hint * (1 + _random().uniform(0, self.jitter))
         if now + wait - refusals.since > self.overload_max_wait:
             return None
         log.info(
@@ -183,8 +181,15 @@ class RetryPolicy:
         """Seconds to wait after the ``attempt``-th failed attempt in a row (from 1), at
         least the ``retry_after_s`` that ``error`` carries."""
         base = min(self.max_backoff, self.initial_backoff * self.multiplier ** (attempt - 1))
-        wait = max(0.0, base * (1 + random.uniform(-self.jitter, self.jitter)))
+        wait = max(0.0, base * (1 + _random().uniform(-self.jitter, self.jitter)))
         return max(wait, retry_after(error))
+
+
+def _random() -> Any:
+    """The ``random`` module, imported at the first retry (not at the client's start)."""
+    import random
+
+    return random
 
 
 def refused_by_admission(error: BaseException, events_in_attempt: int) -> bool:
@@ -261,6 +266,8 @@ NO_RETRY = RetryPolicy(max_attempts=1, overload_attempts=1)
 def new_request_id() -> str:
     """A UUIDv7 (RFC 9562): time-ordered, so the ids of a session sort by when they were
     made, and random enough that two clients never pick the same one."""
+    import uuid  # at first use: the blocking client's start-up does without it
+
     make = getattr(uuid, "uuid7", None)  # Python 3.14
     if make is not None:
         return str(make())

@@ -9,14 +9,14 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from luosho.v1 import agent_pb2, agent_pb2_grpc
 
-from ._agent import AgentLike, dumps
 from ._errors import LuoshoError, ToolCallNotPendingError, UnavailableError, translate_errors
+from ._json import dumps
 from ._messages import InputLike
 from ._requests import (
     UNSET,
@@ -39,7 +39,6 @@ from ._requests import (
     schedule_spec,
     watch_request,
 )
-from ._result import RunResult, build_result, submit_outcome_name
 from ._retry import (
     NO_RETRY,
     Delivered,
@@ -49,8 +48,12 @@ from ._retry import (
     channel_options,
     wait_until_ready,
 )
-from ._tools import ReconcileLike, ToolBox, ToolOutcome, ToolsLike, done_outcome
 from ._watch import WatchCursor
+
+if TYPE_CHECKING:  # the tool machinery is imported by the first run (not by Client())
+    from ._agent import AgentLike
+    from ._result import RunResult
+    from ._tools import ReconcileLike, ToolBox, ToolOutcome, ToolsLike
 
 __all__ = ["Client", "Run", "Watch"]
 
@@ -187,6 +190,8 @@ class Run(Delivered):
             self._drain()
         finally:
             self._cancel_pending()
+        from ._result import build_result
+
         self._result = build_result(
             self.session_id,
             self._events,
@@ -230,6 +235,8 @@ class Run(Delivered):
         with self._lock:
             ran = self._outcomes.get(call_id)
         if ran is not None:  # the tool ran in this run object: that is its result
+            from ._tools import done_outcome
+
             outcome = done_outcome(ran.result())
         else:
             outcome = self._toolbox.reconcile_sync(self.session_id, event)
@@ -465,6 +472,8 @@ class Client:
         *,
         empty_means_finished: bool = False,
     ) -> Run:
+        from ._tools import ToolBox
+
         run: Run
         start = attempt_starter(
             getattr(self._stub, rpc), request, self._metadata, lambda: run.session_id
@@ -503,12 +512,16 @@ class Client:
             is_error=outcome.is_error,
             reconcile=outcome.reconcile,  # type: ignore[arg-type]  # the proto enum's int
         )
+        from ._result import submit_outcome_name
+
         return submit_outcome_name(self._unary("SubmitToolResult", request).outcome)
 
     def submit_tool_result(
         self, session_id: str, tool_call_id: str, result: Any, *, is_error: bool = False
     ) -> str:
         """Answer a tool call by hand; "accepted" or "duplicate"."""
+        from ._tools import ToolOutcome
+
         return self._submit_outcome(session_id, tool_call_id, ToolOutcome(dumps(result), is_error))
 
     def cancel(self, session_id: str) -> bool:

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, TypeAlias
 
 from luosho.v1 import agent_pb2
 
-from ._agent import dumps
+from ._json import dumps
 
 __all__ = [
     "NOT_STARTED",

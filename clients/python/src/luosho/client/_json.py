@@ -1,0 +1,14 @@
+"""``dumps``: the one JSON encoding this client writes (a module of its own, so the
+modules that need only it do not import the agent definitions)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["dumps"]
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, the encoding of every ``…_json`` field this client writes."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
