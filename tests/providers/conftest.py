@@ -49,7 +49,8 @@ async def llm_daemon(
             tool_timeout_s=30,
             drain_timeout_s=5,
             # These tests time the daemon's guards around a provider; admission (a loaded
-            # machine's late loop refusing new runs) is tested on its own (tests/daemon/test_admission.py).
+            # machine's late loop refusing new runs) is tested on its own
+            # (tests/daemon/test_admission.py).
             max_loop_lag_ms=0,
             config_file=path,
         )
