@@ -184,8 +184,6 @@ class InputQueue:
         self.runner = runner
         self._draining: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
-        #: The request id of the queued input each background run applies.
-        self._running: dict[str, str] = {}
         #: Inputs dropped because the engine refused them: the error, for their caller.
         self._refused: dict[tuple[str, str], LuoshoError] = {}
         self._sweeper: asyncio.Task[None] | None = None
@@ -210,6 +208,7 @@ class InputQueue:
         if not req.request_id:
             req.request_id = request.request_id = f"q-{uuid.uuid4().hex}"
         rid = req.request_id
+        await self._own_attempt(sid, rid)
         queued = await store.queued_inputs(sid)
         applied = await store.find_request(sid, rid)
         # Its run began, was cut short (a crash) and nobody resumed it: resume it (R74),
@@ -257,6 +256,22 @@ class InputQueue:
         await self._enqueue(request, request.request_id)
         self.kick(request.session_id)
 
+    async def _own_attempt(self, sid: str, rid: str) -> None:
+        """A retry (R74) that finds this daemon starting a run for the same request waits
+        until that run has applied the input (the retry then follows it) or ended without
+        applying it (the retry then decides afresh). The run may wait a while before its
+        first save: for the lease of a daemon that stopped, or for a lock such a daemon
+        holds. Queuing the input meanwhile acknowledged it as queued (an INTERRUPT or
+        ROLLBACK, first in the queue) while that run went on applying it as the plain
+        ``Execute`` it found the session free for; and aborting that run, as an
+        interrupting input does, left the input applied by a run that ended at once,
+        answered by nobody (found by `luoshod torture`, two daemons on PostgreSQL)."""
+        while (run := self.runner.runs.get(sid)) is not None and run.request_id == rid:
+            if await self.runner.store.find_request(sid, rid) is not None:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.done.wait(), FOLLOW_POLL_S)
+
     async def _enqueue(self, request: pb.ExecuteRequest, rid: str) -> None:
         store, sid = self.runner.store, request.session_id
         rollback_run = ""
@@ -282,9 +297,11 @@ class InputQueue:
             self._abort_local(sid, rid)
 
     def _abort_local(self, sid: str, rid: str) -> None:
-        """Abort the session's run in this daemon, unless it is the one applying ``rid``."""
+        """Abort the session's run in this daemon, unless it is the one applying ``rid``:
+        started for it (its claim names the request), which holds from the claim on, before
+        the run's first save records the request (that may wait for a lease or a lock)."""
         run = self.runner.runs.get(sid)
-        if run is not None and self._running.get(sid) != rid:
+        if run is not None and run.request_id != rid:
             log.info("aborting the run of session %s: input %s interrupts it", sid, rid)
             run.control.abort()
 
@@ -444,18 +461,14 @@ class InputQueue:
             await store.remove_queued_input(sid, head.request_id)
         if item.rollback_run:
             try:
-                await self._rollback(sid, item.rollback_run)
+                await self._rollback(sid, item.rollback_run, head.request_id)
             except (SessionBusy, ShuttingDown, TooManyRuns):
                 return False
         try:
             started = await runner.start(sid, runner.engine.run, req)
         except (SessionBusy, ShuttingDown, TooManyRuns):
             return False
-        self._running[sid] = head.request_id
-        try:
-            error = await started.ended()  # its callers follow it through the store's log
-        finally:
-            self._running.pop(sid, None)
+        error = await started.ended()  # its callers follow it through the store's log
         applied = await store.find_request(sid, head.request_id)
         if applied is not None and applied.end is not None:
             await store.remove_queued_input(sid, head.request_id)
@@ -487,8 +500,8 @@ class InputQueue:
         await self.runner.store.remove_queued_input(sid, rid)
         return True
 
-    async def _rollback(self, sid: str, run_id: str) -> None:
-        claim = await self.runner.runs.begin(sid)
+    async def _rollback(self, sid: str, run_id: str, rid: str) -> None:
+        claim = await self.runner.runs.begin(sid, rid)
         try:
             engine = self.runner.engine
             async with engine.hold(sid) as held:

@@ -178,7 +178,7 @@ class Runner:
         its events go to the sink's queue (``None`` at the end) and the session's
         watchers. When it ends, :attr:`after_run` is told."""
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
-        run = await self.runs.begin(session_id)
+        run = await self.runs.begin(session_id, req.request_id)
         sink = QueueSink(
             self.hub,
             self.observer,

@@ -35,8 +35,11 @@ class Delivery(Enum):
 class ActiveRun:
     """One running run. Implements the engine's ``ToolPort``."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, request_id: str = "") -> None:
         self.session_id = session_id
+        #: The request (R74) this run was started for, from its claim on: an input that
+        #: interrupts the session's run (R68) never aborts the run about to apply it.
+        self.request_id = request_id
         self.control = RunControl()
         self._waiting: dict[str, asyncio.Future[ToolOutcome]] = {}
         self._answered: set[str] = set()
@@ -119,9 +122,9 @@ class RunRegistry:
         finally:
             self._resolving.discard(approval_id)
 
-    async def begin(self, session_id: str) -> ActiveRun:
-        """Claim the session for a run. Raises ``SessionBusy`` (R51), ``TooManyRuns`` (or
-        ``DaemonOverloaded``) or ``ShuttingDown``.
+    async def begin(self, session_id: str, request_id: str = "") -> ActiveRun:
+        """Claim the session for a run (of the request ``request_id``, if any). Raises
+        ``SessionBusy`` (R51), ``TooManyRuns`` (or ``DaemonOverloaded``) or ``ShuttingDown``.
 
         A run whose client went away is stopping at its next boundary (checkpointing the
         model call in flight first, R6): the new claim waits up to
@@ -144,7 +147,7 @@ class RunRegistry:
                 hint="the run in this daemon goes on: wait for it to end, or cancel it, then retry",
             )
         self.admission.check(len(self._runs), session_id)
-        run = self._runs[session_id] = ActiveRun(session_id)
+        run = self._runs[session_id] = ActiveRun(session_id, request_id)
         return run
 
     def _refuse_if_draining(self) -> None:

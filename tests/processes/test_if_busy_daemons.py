@@ -16,12 +16,14 @@ from luosho.v1 import agent_pb2 as pb
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import (
     Harness,
+    RunLog,
     agent,
     assert_valid_transcript,
     busy_with_a_tool,
     calls,
     execute_if_busy,
     queue_one,
+    until,
     users,
 )
 
@@ -265,3 +267,61 @@ async def test_r68_a_daemon_does_not_spin_on_an_input_queued_while_another_holds
     finally:
         pa.stop()
         pb_.stop()
+
+
+async def test_r68_r69_r74_a_retried_rollback_follows_the_run_its_first_attempt_is_starting(
+    postgres_url: str,
+) -> None:
+    """A ROLLBACK sent when its session is free here runs as the plain Execute it then is
+    (R12: it joins the session's unfinished run). That run may wait before its first save,
+    here on the lease row's lock (which a daemon stopped inside a save holds); the caller's
+    retry with the same request (R74) arriving meanwhile follows that run: it neither
+    acknowledges the input as queued first while that run applies it as a plain Execute,
+    nor aborts that run as an interrupting input does (the run then applied the input and
+    ended at once, answered by nobody: R69). The daemon's sweep, every 0.2 s, spares it too."""
+    import psycopg
+
+    d = DaemonProcess("--store", postgres_url, "--queue-sweep-s", "0.2").start()
+    try:
+        h = Harness(d.address)
+        spec = agent([calls(("add", {"a": 1})), {"text": "redirected"}])
+        # The first run stops waiting for its call: its caller went away. Unfinished, free.
+        await h.run("rb", "one", spec, stop_at=lambda e: e.type == "tool.call")
+        with psycopg.connect(postgres_url) as conn:
+
+            def released() -> bool:
+                row = conn.execute(
+                    "SELECT expires_at = '-infinity' FROM leases WHERE session_id = 'rb'"
+                ).fetchone()
+                conn.rollback()
+                return bool(row and row[0])
+
+            await until(released, what="the first run's lease released")
+            conn.execute("SELECT 1 FROM leases WHERE session_id = 'rb' FOR UPDATE")
+            answer = {"add": lambda a: a["a"]}
+
+            def rollback() -> asyncio.Task[RunLog]:
+                return asyncio.create_task(
+                    execute_if_busy(
+                        h, "rb", "stop", spec, pb.IF_BUSY_ROLLBACK, request_id="rb-r", tools=answer
+                    )
+                )
+
+            first = rollback()
+            await asyncio.sleep(1.0)  # its run claimed the session, waits on the lease row
+            retry = rollback()
+            await asyncio.sleep(1.0)  # five sweeps
+            conn.rollback()  # the lock goes: the first attempt's run takes the lease
+        logs = await asyncio.wait_for(asyncio.gather(first, retry), 30)
+        for log in logs:
+            assert log.error is None, log.error
+            assert "input.queued" not in log.types, log.types
+            assert log.done is not None and log.done.final_text == "redirected", log.types
+        got = await h.stub.GetSession(pb.GetSessionRequest(session_id="rb"))
+        assert got.checkpoint.status == pb.CHECKPOINT_STATUS_FINISHED
+        assert users(got.checkpoint) == ["one", "stop"]  # applied once, answered
+        assert_valid_transcript(got.checkpoint)
+        assert list(got.queue) == []
+        await h.close()
+    finally:
+        d.stop()
