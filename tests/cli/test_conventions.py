@@ -94,7 +94,7 @@ t luoshod sessions resume --tool
     )
     assert done.stdout.splitlines() == [
         "serve sessions",
-        "list show dequeue history delete fork watch cancel resume compare --help",
+        "list show dequeue history delete compact fork watch cancel resume compare --help",
         "awaiting-approval finished in-progress sleeping",
         "--tool-timeout",
     ], done.stdout + done.stderr
