@@ -25,7 +25,16 @@ import grpc
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
-from .workload import FOLLOW_IDLE_S, RUN_TIMEOUT_S, START_TIMEOUT_S, Idle, Session, _reason, shape
+from .workload import (
+    FOLLOW_IDLE_S,
+    RUN_TIMEOUT_S,
+    START_TIMEOUT_S,
+    Idle,
+    Session,
+    _reason,
+    checkpoint_of,
+    shape,
+)
 
 PHASES = ("redirect", "subagents", "daemon-tools")
 #: The kinds of session the phases drive ("redirect" is either of the first two).
@@ -466,7 +475,7 @@ class Phases:
             got = await stub.GetSession(
                 pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S
             )
-            cp: pb.Checkpoint | None = got.checkpoint
+            cp = checkpoint_of(got)  # None too while only queued input is there
             queue = [q.request_id for q in got.queue]
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -481,16 +490,21 @@ class Phases:
         # input.queued (not queued, it ran as a plain Execute, R12: after the run).
         if s.kind == "rollback" and rid and not s.rolled:
             msgs = [m for m in cp.messages if m.role != pb.ROLE_SYSTEM] if cp else []
-            if cp is None or (
+            if (cp is None and rid in queue) or (
                 msgs and msgs[0].role == pb.ROLE_USER and msgs[0].content == redirect_text(rid)
             ):
                 # Rolled back (R68): the session as before the run (a new session: none), then
                 # the redirect's own run. What the rolled-back run saved is gone on purpose.
+                # No checkpoint is a rollback only with the redirect still queued: it leaves
+                # the queue after its own run's save, which makes the checkpoint again, and
+                # a redirect that never reached a daemon leaves the aborted run's saves.
                 s.rolled = True
                 s.keys, s.version, s.accepted, s.stored_results, s.pending = [], 0, {}, set(), []
                 s.durable_turns, s.seen, s.checked_seq = 0, {}, 0
                 s.level_turns = {}
                 self.stats["rollbacks seen applied (R68)"] += 1
+                if cp is None:
+                    self.stats["rollbacks seen applied, the redirect's run not saved yet"] += 1
         if cp is None:
             if s.accepted or s.durable_turns:
                 self.violate(  # type: ignore[attr-defined]

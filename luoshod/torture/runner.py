@@ -53,6 +53,7 @@ from .workload import (
     Session,
     Violation,
     _reason,
+    checkpoint_of,
     queued_text,
     shape,
     spec_for,
@@ -476,9 +477,9 @@ class Torture(Phases):
 
     async def stored(self, stub: pb_grpc.AgentServiceStub, s: Session) -> pb.Checkpoint | None:
         try:
-            return (
+            return checkpoint_of(
                 await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)
-            ).checkpoint
+            )
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.NOT_FOUND:
                 return None
@@ -1130,7 +1131,7 @@ class Torture(Phases):
             got = await stub.GetSession(
                 pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S
             )
-            cp, queue = got.checkpoint, [q.request_id for q in got.queue]
+            found, queue = checkpoint_of(got), [q.request_id for q in got.queue]
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                 # Not a rule of the store: the session is checked again next cycle.
@@ -1138,6 +1139,10 @@ class Torture(Phases):
                 return
             if e.code() != grpc.StatusCode.NOT_FOUND:
                 raise
+            found = None
+        if found is not None:
+            cp = found
+        else:  # NOT_FOUND, or only queued input there (R69)
             if s.accepted or s.durable_turns:
                 self.violate(
                     "R54",

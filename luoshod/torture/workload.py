@@ -251,6 +251,15 @@ class Idle(Exception):
     """A stream brought no event for ``FOLLOW_IDLE_S``."""
 
 
+def checkpoint_of(got: pb.GetSessionResponse) -> pb.Checkpoint | None:
+    """The session's checkpoint as ``GetSession`` answered it, ``None`` when it has none.
+    A session with queued input and no checkpoint is answered, not NOT_FOUND (R69: the
+    queue is shown): a ROLLBACK of the session's first run leaves it so until the redirect's
+    own run saves. Read as an empty checkpoint, every result the rolled-back run saved
+    looked lost (R54)."""
+    return got.checkpoint if got.HasField("checkpoint") else None
+
+
 def shape(cp: pb.Checkpoint) -> str:
     """The transcript in short: ``A2`` a turn of two calls, ``T`` a result, ``A`` text,
     ``u`` user input, ``q<n>`` queued input n."""

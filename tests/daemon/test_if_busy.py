@@ -22,6 +22,7 @@ from tests.support.harness import (
     error_info,
     execute_if_busy,
     queue_one,
+    until,
     users,
 )
 
@@ -278,6 +279,39 @@ async def test_r68_rollback_of_a_first_run_starts_the_session_afresh(h: Harness)
     cp = await h.get("rb0")
     assert users(cp) == ["instead"]
     assert_valid_transcript(cp)
+
+
+async def test_r68_r69_a_rolled_back_first_run_leaves_no_checkpoint_and_the_input_queued(
+    h: Harness,
+) -> None:
+    """From the ROLLBACK of a session's first run (nothing before it: no checkpoint now)
+    to the first save of the input's own run, GetSession answers the input queued and no
+    checkpoint: not NOT_FOUND, and no checkpoint with an empty transcript. ``luoshod
+    torture`` reads that answer as the rollback applied (its check once took the absent
+    checkpoint for an empty one, and the rolled-back run's results for lost saves). Here
+    the input's run spends 1.5 s in its model call, before that first save."""
+    spec = agent([calls(("add", {"a": 1})), {"text": "never"}])
+    slow = agent([{"text": "instead answer", "delay_ms": 1500}])
+    first, _call = await busy_with_a_tool(h, "rbw", spec)
+    redirect = asyncio.create_task(
+        execute_if_busy(h, "rbw", "instead", slow, pb.IF_BUSY_ROLLBACK, request_id="rbw-r")
+    )
+    seen: list[pb.GetSessionResponse] = []
+
+    async def rolled_back() -> bool:
+        got = await h.stub.GetSession(pb.GetSessionRequest(session_id="rbw"))
+        seen.append(got)
+        return not got.HasField("checkpoint")
+
+    await until(rolled_back, timeout=10, what=lambda: seen[-1:])
+    assert [q.request_id for q in seen[-1].queue] == ["rbw-r"]
+    assert (await first).done.finish_reason == pb.FINISH_REASON_ABORTED
+    log = await asyncio.wait_for(redirect, 20)
+    assert log.error is None, log.error
+    assert log.done is not None and log.done.final_text == "instead answer"
+    got = await h.stub.GetSession(pb.GetSessionRequest(session_id="rbw"))
+    assert users(got.checkpoint) == ["instead"] and list(got.queue) == []
+    assert_valid_transcript(got.checkpoint)
 
 
 async def test_r74_an_applied_queued_request_id_with_another_body_is_refused(h: Harness) -> None:

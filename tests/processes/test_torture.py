@@ -433,3 +433,82 @@ def test_torture_aimed_at_redirects_subagents_and_daemon_tools_finds_nothing(
     # Every kill landed at a phase's moment (or after every run had ended).
     aimed = {b.removeprefix("after ").removesuffix(" (+ms)") for b in report["boundaries"]}
     assert aimed - {"every run ended"} and aimed <= set(PHASES_AIMED) | {"every run ended"}, aimed
+
+
+#: A redirect session with ROLLBACK (or INTERRUPT, as asked), every kill right after the
+#: redirect is acknowledged: the restarted daemon then rolls back (or interrupts) and runs
+#: the redirect while the checks read the store.
+REDIRECT_KILLED = (
+    "--cycles",
+    "6",
+    "--seed",
+    "14",
+    "--sessions",
+    "1",
+    "--phases",
+    "redirect",
+    "--boundary",
+    "redirect input.queued",
+)
+
+
+@pytest.mark.timeout(300)
+def test_torture_reads_a_rollback_whose_redirect_has_not_run_yet_as_rolled_back(
+    tmp_path: Path,
+) -> None:
+    # tests/support/torture_drivers/slow_rollback.py: a correct daemon whose ROLLBACK of a
+    # session's first run leaves the session with no checkpoint and the redirect queued
+    # for 4 s before the redirect's own run saves (R68: the session as before that run,
+    # nothing; R69: the input shown queued). GetSession then answers the queue and no
+    # checkpoint; read as an empty checkpoint, every result of the rolled-back run looked
+    # lost (R54; two sessions of the soak with two daemons on PostgreSQL, where a
+    # restarted daemon's rollback keeps that moment open about 100 ms).
+    env = broken_driver(tmp_path, "slowrollbacksqlite", "slow_rollback:SlowRollbackStore")
+    code, out, report = torture(
+        tmp_path,
+        "--store",
+        f"slowrollbacksqlite:///{tmp_path}/t.db",
+        "--rollback-share",
+        "1",
+        *REDIRECT_KILLED,
+        env=env,
+    )
+    assert code == 0 and report["violations"] == [], out
+    stats = report["stats"]
+    assert stats["rollbacks seen applied, the redirect's run not saved yet"] >= 1, stats
+    assert stats["rollbacks seen applied (R68)"] >= 1, stats
+
+
+@pytest.mark.timeout(300)
+def test_torture_catches_a_daemon_whose_interrupt_rolls_back_the_run_it_aborts(
+    tmp_path: Path,
+) -> None:
+    # The same daemon, broken: an INTERRUPT rolls the run it aborts back as a ROLLBACK
+    # does, so the results that run saved are gone (R6, R12, R54: an INTERRUPT keeps
+    # them). A session with no checkpoint and its redirect queued is a rollback only for
+    # a ROLLBACK: here, read in the same moment, it is a lost save.
+    env = broken_driver(tmp_path, "interruptrollbacksqlite", "slow_rollback:InterruptRollbackStore")
+    code, out, report = torture(
+        tmp_path,
+        "--store",
+        f"interruptrollbacksqlite:///{tmp_path}/t.db",
+        "--rollback-share",
+        "0",
+        *REDIRECT_KILLED,
+        env=env,
+    )
+    assert code == 1, out
+    lost = [
+        v
+        for v in report["violations"]
+        if v["rule"] == "R54"
+        and "lost save: the session has no checkpoint, but the client saw" in v["message"]
+    ]
+    assert lost, out
+    v = lost[0]
+    assert "-interrupt-" in v["session_id"], v
+    assert f"session {v['session_id']}, cycle {v['cycle']}: {v['message']}" in out
+    # Once the redirect's run has saved, each result of the aborted run is missing too.
+    assert any(
+        w["rule"] == "R54" and "was ACCEPTED in cycle" in w["message"] for w in report["violations"]
+    ), out
