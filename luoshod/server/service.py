@@ -738,9 +738,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     try:
                         news = await asyncio.wait_for(live.get(), WATCH_LOOK_S if looking else None)
                     except TimeoutError:
-                        # Nothing here: has another daemon taken the session up?
+                        # Nothing here: has another daemon taken the session up, or run it
+                        # start to end between two looks (its events are in the log)?
                         moved = self.runs.get(sid) is None and (
                             await self._holder(sid, context) is not None
+                            or bool(
+                                (await self.store.read_events(sid, after_seq=last, limit=1)).events
+                            )
                         )
                         continue
                     if news is SHUTDOWN_MARK:
