@@ -46,6 +46,9 @@ class ActiveRun:
         #: R77: calls whose tool.reconcile waits for its answer, and those answered.
         self._reconciling: set[str] = set()
         self._reconciled: set[str] = set()
+        #: Results submitted for a pending call of this run before it handed the call out
+        #: (a client answering a ``tool.call`` replayed from the log of the run before it).
+        self._parked: dict[str, ToolOutcome] = {}
         self.done = asyncio.Event()
         #: The acknowledgements (R54) that ``SubmitToolResult`` calls wait on: cancelled
         #: when the run ends without having settled them (its result was not recorded).
@@ -69,9 +72,21 @@ class ActiveRun:
     def expect(self, call_id: str, *, reconcile: bool = False) -> asyncio.Future[ToolOutcome]:
         fut: asyncio.Future[ToolOutcome] = asyncio.get_running_loop().create_future()
         self._waiting[call_id] = fut
-        if reconcile:
+        parked = self._parked.pop(call_id, None)
+        if parked is not None:
+            fut.set_result(parked)  # a result, not a reconcile answer: the call is done
+        elif reconcile:
             self._reconciling.add(call_id)
         return fut
+
+    def park(self, call_id: str, outcome: ToolOutcome) -> Delivery:
+        """Keep the result of a call this run has not handed out yet (it is pending in
+        the checkpoint the run resumes): the run takes it when it gets to the call,
+        rather than asking the app again."""
+        if call_id in self._parked or call_id in self._answered:
+            return Delivery.DUPLICATE
+        self._parked[call_id] = outcome
+        return Delivery.ACCEPTED
 
     def forget(self, call_id: str) -> None:
         self._waiting.pop(call_id, None)

@@ -108,6 +108,32 @@ async def _durable(run: ActiveRun, saved: asyncio.Future[None], sid: str, call_i
     )
 
 
+def _outcome(request: pb.SubmitToolResultRequest, reconcile: str, no_result: bool) -> ToolOutcome:
+    """The outcome a ``SubmitToolResult`` hands to a run; ``no_result``: a NOT_STARTED or
+    UNKNOWN reconcile answer (R77), which carries none."""
+    return ToolOutcome(
+        request.result_json if not no_result else "null",
+        request.is_error and not no_result,
+        asyncio.get_running_loop().create_future(),
+        reconcile,
+        [],
+    )
+
+
+async def _answer(
+    run: ActiveRun, delivered: Delivery, outcome: ToolOutcome, sid: str, call_id: str
+) -> pb.SubmitToolResultResponse:
+    """``ACCEPTED`` once the delivered result is durable (R54); ``DUPLICATE`` at once."""
+    if delivered is not Delivery.ACCEPTED:
+        return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
+    assert outcome.saved is not None and outcome.attempt is not None
+    await _durable(run, outcome.saved, sid, call_id)
+    attempt = outcome.attempt
+    return pb.SubmitToolResultResponse(
+        outcome=pb.SUBMIT_OUTCOME_ACCEPTED, attempt=attempt[0] if attempt else 0
+    )
+
+
 class AgentService(pb_grpc.AgentServiceServicer):
     def __init__(
         self,
@@ -310,23 +336,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
             check_json(request.result_json, "result_json")
         run = self.runs.get(sid)
         if run is not None:
-            saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            attempt: list[int] = []
-            outcome = ToolOutcome(
-                request.result_json if not no_result else "null",
-                request.is_error and not no_result,
-                saved,
-                reconcile,
-                attempt,
-            )
+            outcome = _outcome(request, reconcile, no_result)
             delivered = run.deliver(request.tool_call_id, outcome)
-            if delivered is Delivery.ACCEPTED:
-                await _durable(run, saved, sid, request.tool_call_id)
-                return pb.SubmitToolResultResponse(
-                    outcome=pb.SUBMIT_OUTCOME_ACCEPTED, attempt=attempt[0] if attempt else 0
-                )
-            if delivered is Delivery.DUPLICATE:
-                return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
+            if delivered is not None and delivered is not Delivery.NOT_ASKED:
+                return await _answer(run, delivered, outcome, sid, request.tool_call_id)
             if delivered is Delivery.NOT_ASKED:
                 raise ReconcileNotAsked(
                     f"tool call {request.tool_call_id!r} of session {sid!r} is not being "
@@ -339,13 +352,16 @@ class AgentService(pb_grpc.AgentServiceServicer):
             answer = await self._forward(lease, "SubmitToolResult", request, context)
             if answer is not None:
                 return cast(pb.SubmitToolResultResponse, answer)
-        return await self._submit_without_waiter(sid, request.tool_call_id, run)
+        return await self._submit_without_waiter(sid, request, reconcile)
 
     async def _submit_without_waiter(
-        self, sid: str, call_id: str, run: ActiveRun | None
+        self, sid: str, request: pb.SubmitToolResultRequest, reconcile: str
     ) -> pb.SubmitToolResultResponse:
-        """No run waits for this call: tell a duplicate (R26) from a call nobody awaits."""
+        """No run waits for this call: tell a duplicate (R26) from a call nobody awaits,
+        and hand a result to the run that resumes it but has not handed it out yet."""
+        call_id = request.tool_call_id
         cp = await self.store.load(sid)
+        run = self.runs.get(sid)
         # The lead's call, or a sub-agent's by its qualified id (R58), finished or not.
         found = locate(cp, call_id) if cp else None
         messages, own = (found[1], found[2]) if found else ([], call_id)
@@ -355,6 +371,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
             return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
         if any(c.id == own for m in messages for c in m.tool_calls):
             mcp_convert.refuse_daemon_call(cp, sid, call_id)  # R71: not the app's to answer
+            if run is not None and reconcile not in (RECONCILE_NOT_STARTED, RECONCILE_UNKNOWN):
+                # The run resumes this call and has not handed it out yet: a client that
+                # answers the ``tool.call`` replayed from the run before it (R74) is kept
+                # for it, rather than told to resume a session that is resuming.
+                outcome = _outcome(request, reconcile, False)
+                delivered = run.deliver(call_id, outcome) or run.park(call_id, outcome)
+                return await _answer(run, delivered, outcome, sid, call_id)
             if run is None and (holder := await self._driven_elsewhere(sid)) is not None:
                 # A run takes results only through the daemon that drives it (its waiter
                 # lives in that process): say which one (``holder``, as SESSION_BUSY

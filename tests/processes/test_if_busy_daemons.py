@@ -325,3 +325,59 @@ async def test_r68_r69_r74_a_retried_rollback_follows_the_run_its_first_attempt_
         await h.close()
     finally:
         d.stop()
+
+
+async def test_r54_r74_a_result_for_a_call_the_resuming_run_has_not_handed_out_yet_is_kept(
+    postgres_url: str,
+) -> None:
+    """A client following a resumed run first reads the ``tool.call`` of the run before it
+    (replayed from the log) and may answer it before the new run hands the call out again
+    (here: that run waits on the lease row's lock). The daemon keeps the result for that
+    run and answers ``ACCEPTED`` once it is saved; the call is not asked for again, and not
+    refused with "resume the session" while the session is resuming."""
+    import psycopg
+
+    d = DaemonProcess("--store", postgres_url).start()
+    try:
+        h = Harness(d.address)
+        spec = agent([calls(("add", {"a": 1})), {"text": "resumed"}])
+        await h.run("kept", "one", spec, stop_at=lambda e: e.type == "tool.call")
+        with psycopg.connect(postgres_url) as conn:
+
+            def released() -> bool:
+                row = conn.execute(
+                    "SELECT expires_at = '-infinity' FROM leases WHERE session_id = 'kept'"
+                ).fetchone()
+                conn.rollback()
+                return bool(row and row[0])
+
+            await until(released, what="the first run's lease released")
+            (call,) = (await h.get("kept")).messages[-1].tool_calls
+            conn.execute("SELECT 1 FROM leases WHERE session_id = 'kept' FOR UPDATE")
+            resumed = asyncio.create_task(h.run("kept", agent=spec, resume=True))
+            await asyncio.sleep(1.0)  # the run claimed the session, waits on the lease row
+            submit = asyncio.ensure_future(
+                h.stub.SubmitToolResult(
+                    pb.SubmitToolResultRequest(
+                        session_id="kept", tool_call_id=call.id, result_json="1"
+                    )
+                )
+            )
+            await asyncio.sleep(0.5)
+            assert not submit.done(), submit.result()  # kept: answered once it is saved
+            conn.rollback()  # the lock goes: the run resumes and takes the kept result
+        answer = await asyncio.wait_for(submit, 30)
+        assert answer.outcome == pb.SUBMIT_OUTCOME_ACCEPTED
+        log = await asyncio.wait_for(resumed, 30)
+        assert log.error is None, log.error
+        assert log.done is not None and log.done.final_text == "resumed"
+        again = await h.stub.SubmitToolResult(
+            pb.SubmitToolResultRequest(session_id="kept", tool_call_id=call.id, result_json="1")
+        )
+        assert again.outcome == pb.SUBMIT_OUTCOME_DUPLICATE
+        cp = await h.get("kept")
+        assert [m.content for m in cp.messages if m.role == pb.ROLE_TOOL] == ["1"]
+        assert_valid_transcript(cp)
+        await h.close()
+    finally:
+        d.stop()
