@@ -112,3 +112,22 @@ def test_no_file_cites_a_document_the_repository_does_not_hold() -> None:
     assert not missing, "documents cited but not in the repository:\n" + "\n".join(
         sorted(set(missing))
     )
+
+
+CITED_TEST = re.compile(r"`((?:[\w.-]+/)*tests/[\w/]+\.py)(?:::\w+)?`")
+
+
+def test_every_test_file_the_docs_name_exists() -> None:
+    """A page or README that names a test file (to say what holds a claim) names one the
+    repository holds, by its path from the top or from the page's folder: a test moved to
+    its layer's folder leaves no page pointing at its old place."""
+    pages = [*ROOT.glob("docs/**/*.md"), *ROOT.glob("**/README.md"), ROOT / "scripts/rules.toml"]
+    missing = []
+    for page in pages:
+        if any(p in page.parts for p in ("node_modules", ".venv", "build", "target")):
+            continue
+        for m in CITED_TEST.finditer(page.read_text()):
+            ref = m.group(1)
+            if not (ROOT / ref).is_file() and not (page.parent / ref).is_file():
+                missing.append(f"{page.relative_to(ROOT)}: {ref}")
+    assert not missing, "test files named but not in the repository:\n" + "\n".join(missing)
