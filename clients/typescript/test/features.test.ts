@@ -1,5 +1,5 @@
-// Reasoning (R84), compaction (R85), durable sleep (R86) and schedules (R87) through the
-// TypeScript client's wrappers, against one real daemon (scripted provider, SQLite).
+// Reasoning, compaction, durable sleep and schedules through the TypeScript client's
+// wrappers, against one real daemon (scripted provider, SQLite); each test names its rule.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { CheckpointNotFoundError, InvalidArgumentError, LuoshoClient, NotSleepingError, ScheduleExistsError, ScheduleNotFoundError, SessionSleepingError, pb } from "@luosho/client";
@@ -33,7 +33,7 @@ test("R84: agent.reasoning is sent, the streamed reasoning is RunResult.reasonin
   assert.deepEqual(blocks, [{ type: "thinking", thinking: "I need add." }]);
 });
 
-test("R85: agent.compaction's model writes the summary of compact(), after a prune by hand", async () => {
+test("R85: the model of agent.compaction writes the summary of compact(), after a prune by hand", async () => {
   const summary = "Two pages were fetched and read.";
   const fetchTurn = (page: number, text: string) => ({ text, ...call("fetch", { page }) });
   const agent = {
