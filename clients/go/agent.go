@@ -62,6 +62,37 @@ type Agent struct {
 	// retryable error after its retries or its circuit is open (docs/reference/rules.md
 	// R82); Result.Retries and Result.Fallbacks say what happened.
 	FallbackModels []string
+	// Reasoning says how much the model reasons before it answers (docs/reference/rules.md
+	// R84); nil: the provider's default. Result.Reasoning is what it streamed.
+	Reasoning *Reasoning
+	// Compaction compacts a long transcript before a model call (docs/reference/rules.md
+	// R85); nil: never by itself (Client.Compact compacts by hand).
+	Compaction *Compaction
+	// SleepTool gives the agent the daemon's `sleep` tool (docs/reference/rules.md R86): its
+	// call ends the run with FINISH_REASON_SLEEPING and the session SLEEPING until its
+	// time, when a daemon resumes it (or earlier: Resume with WithWake). Lead agent only.
+	SleepTool bool
+}
+
+// Reasoning is how much the model reasons (R84): an Effort ("minimal", "low", "medium",
+// "high"), a token budget (BudgetTokens, 0: unset), or both; each provider takes the one
+// its API has.
+type Reasoning struct {
+	Effort       string
+	BudgetTokens int64
+}
+
+// Compaction is when and how a long transcript is compacted before a model call (R85):
+// when the request passes Threshold of the model's context window (0: 0.8), old tool
+// results become a marker, then (strategy BOTH, the default) the oldest turns one summary
+// written by Model (""; the agent's) with ModelSettings. The newest ProtectTokens stay.
+type Compaction struct {
+	Threshold     float64
+	ProtectTokens int64
+	Strategy      pb.CompactionStrategy
+	Model         string
+	// ModelSettings: a json.RawMessage, a string of JSON, or a value marshaled to JSON.
+	ModelSettings any
 }
 
 // SubAgent is a named sub-agent: the lead's model chooses it by Description, and it runs
@@ -135,6 +166,23 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 	}
 	spec.OutputSchemaJson = output
 	spec.FallbackModels = a.FallbackModels
+	if r := a.Reasoning; r != nil {
+		spec.Reasoning = &pb.Reasoning{Effort: r.Effort}
+		if r.BudgetTokens != 0 {
+			spec.Reasoning.BudgetTokens = proto.Int64(r.BudgetTokens)
+		}
+	}
+	if c := a.Compaction; c != nil {
+		settings, err := jsonText(c.ModelSettings)
+		if err != nil {
+			return nil, fmt.Errorf("luosho: compaction model settings: %w", err)
+		}
+		spec.Compaction = &pb.Compaction{
+			Threshold: c.Threshold, ProtectTokens: c.ProtectTokens, Strategy: c.Strategy,
+			Model: c.Model, ModelSettingsJson: settings,
+		}
+	}
+	spec.SleepTool = a.SleepTool
 	for _, t := range a.Tools {
 		schema, err := jsonText(t.InputSchema)
 		if err != nil {

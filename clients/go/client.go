@@ -84,8 +84,10 @@ func (c *Client) RPC() pb.AgentServiceClient { return c.rpc }
 type Result struct {
 	SessionID string
 	RunID     string
-	// FinishReason is STOP, MAX_STEPS, ABORTED, AWAITING_APPROVAL, or BUDGET_EXCEEDED /
-	// DEADLINE_EXCEEDED when a limit stopped the run (then see BudgetExceeded).
+	// FinishReason is STOP, MAX_STEPS, ABORTED, AWAITING_APPROVAL, BUDGET_EXCEEDED /
+	// DEADLINE_EXCEEDED when a limit stopped the run (then see BudgetExceeded), or SLEEPING
+	// when the agent called `sleep` (R86: Status SLEEPING; GetSession's WakeAt says until
+	// when, Resume with WithWake wakes it now).
 	FinishReason pb.FinishReason
 	Status       pb.CheckpointStatus
 	FinalText    string
@@ -114,6 +116,10 @@ type Result struct {
 	// Fallbacks are the run's provider.fallback events, in order (R82): each turn a
 	// fallback model took.
 	Fallbacks []ProviderFallback
+	// Reasoning is the model's readable reasoning as it streamed (the run's reasoning.delta
+	// events, R84), joined; never part of FinalText. Each turn keeps its reasoning blocks
+	// in the checkpoint (Message.Reasoning).
+	Reasoning string
 }
 
 // ProviderRetry is a provider.retry event (R82): Attempt (1 = the first) of a call of
@@ -168,7 +174,14 @@ type runOptions struct {
 	sessionID     string
 	reconcile     Reconcilers
 	answer        string
+	wake          bool
 }
+
+// WithWake makes Resume wake a sleeping session now (R86): the `sleep` call's result says
+// "woken": "resume". Without it, Resume of a sleeping session fails with
+// ErrSessionSleeping; with it, Resume of a session that is not sleeping fails with
+// ErrNotSleeping.
+func WithWake() RunOption { return func(o *runOptions) { o.wake = true } }
 
 // WithAnswer answers a question (an approval of kind QUESTION, R88) in Resolve: the text
 // becomes the question call's result {"answer": TEXT}.
@@ -314,7 +327,7 @@ func (c *Client) Resume(ctx context.Context, sessionID string, tools Tools, opts
 		return nil, err
 	}
 	markReconciled(spec, o.reconcile)
-	req := &pb.ResumeRequest{SessionId: sessionID, Agent: spec, RequestId: o.requestID}
+	req := &pb.ResumeRequest{SessionId: sessionID, Agent: spec, RequestId: o.requestID, Wake: o.wake}
 	res, err := c.run(ctx, sessionID, tools, o, func(ctx context.Context, _ string) (eventStream, error) {
 		s, err := c.rpc.Resume(ctx, req)
 		if err != nil {
@@ -510,6 +523,8 @@ func (r *runState) attempt(open openFunc) (got int, moved, done bool, err error)
 			}
 		case "budget.exceeded":
 			res.BudgetExceeded = ev.GetBudgetExceeded()
+		case "reasoning.delta":
+			res.Reasoning += ev.GetReasoningDelta().GetText()
 		case "provider.retry":
 			if p := ev.GetProviderRetry(); p != nil {
 				res.Retries = append(res.Retries, ProviderRetry{

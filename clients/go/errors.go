@@ -58,6 +58,15 @@ var (
 	ErrShuttingDown           = errors.New("luosho: SHUTTING_DOWN")
 	// ErrRequestIDReused: the request id was already used with a different request (R74).
 	ErrRequestIDReused = errors.New("luosho: REQUEST_ID_REUSED")
+	// ErrSessionSleeping: the session sleeps (R86) — Execute without an if-busy mode, or
+	// Resume without WithWake. The *Error's WakeAt says until when.
+	ErrSessionSleeping = errors.New("luosho: SESSION_SLEEPING")
+	// ErrNotSleeping: Resume WithWake of a session that is not sleeping (R86).
+	ErrNotSleeping = errors.New("luosho: NOT_SLEEPING")
+	// ErrScheduleExists: CreateSchedule with the name of a schedule that exists (R87).
+	ErrScheduleExists = errors.New("luosho: SCHEDULE_EXISTS")
+	// ErrScheduleNotFound: no schedule has that name (R87).
+	ErrScheduleNotFound = errors.New("luosho: SCHEDULE_NOT_FOUND")
 	// ErrUnavailable matches every UNAVAILABLE error (daemon unreachable, SHUTTING_DOWN, …).
 	ErrUnavailable = errors.New("luosho: unavailable")
 	// ErrIncompleteRun: a run's stream ended without run.done (client side).
@@ -105,6 +114,10 @@ var reasonSentinels = map[pb.ErrorReason]error{
 	pb.ErrorReason_ERROR_REASON_PROVIDER_REJECTED:         ErrProviderRejected,
 	pb.ErrorReason_ERROR_REASON_SHUTTING_DOWN:             ErrShuttingDown,
 	pb.ErrorReason_ERROR_REASON_REQUEST_ID_REUSED:         ErrRequestIDReused,
+	pb.ErrorReason_ERROR_REASON_SESSION_SLEEPING:          ErrSessionSleeping,
+	pb.ErrorReason_ERROR_REASON_NOT_SLEEPING:              ErrNotSleeping,
+	pb.ErrorReason_ERROR_REASON_SCHEDULE_EXISTS:           ErrScheduleExists,
+	pb.ErrorReason_ERROR_REASON_SCHEDULE_NOT_FOUND:        ErrScheduleNotFound,
 }
 
 // Error is a failed RPC: the gRPC code and the ErrorInfo the daemon attached.
@@ -177,6 +190,13 @@ func (e *Error) Is(target error) bool {
 
 // ApprovalID is the approval a SESSION_AWAITING_APPROVAL or APPROVAL_NOT_FOUND error names.
 func (e *Error) ApprovalID() string { return e.Metadata["approval_id"] }
+
+// WakeAt is when the sleeping session of a SESSION_SLEEPING error wakes (R86); ok is
+// false when the error names no such time.
+func (e *Error) WakeAt() (t time.Time, ok bool) {
+	t, err := time.Parse(time.RFC3339Nano, e.Metadata["wake_at"])
+	return t, err == nil
+}
 
 // SessionID is the session the error names, if any.
 func (e *Error) SessionID() string { return e.Metadata["session_id"] }

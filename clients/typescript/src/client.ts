@@ -1,6 +1,6 @@
 // LuoshoClient: the client of a luoshod daemon; Run: one Execute/Resume/Resolve stream;
 // Watch: one Watch stream. Both streams are async iterables of typed Events.
-import { ChannelCredentials, Metadata, credentials, type Client, type ClientOptions as GrpcClientOptions, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
+import { ChannelCredentials, Metadata, credentials, status as Status, type Client, type ClientOptions as GrpcClientOptions, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
 import {
   AgentDriftPolicy,
   AgentServiceClient,
@@ -12,6 +12,21 @@ import {
   CompactRequest,
   type CompactResponse,
   CompactionStrategy,
+  CreateScheduleRequest,
+  type CreateScheduleResponse,
+  DeleteScheduleRequest,
+  ListSchedulesRequest,
+  type ListSchedulesResponse,
+  PauseScheduleRequest,
+  type PauseScheduleResponse,
+  ResumeScheduleRequest,
+  type ResumeScheduleResponse,
+  type Schedule,
+  ScheduleCatchUp,
+  ScheduleOverlap,
+  ScheduleSession,
+  TriggerScheduleRequest,
+  type TriggerScheduleResponse,
   DequeueInputRequest,
   type DequeueInputResponse,
   IfBusy,
@@ -52,7 +67,7 @@ import {
   type Usage,
   WatchRequest,
 } from "./gen/luosho/v1/agent.js";
-import { IncompleteRunError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
+import { IncompleteRunError, ScheduleNotFoundError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
 import { NO_RETRY, RetryPolicy, channelOptions, isProgress, newRequestId, refusedByAdmission, type Refusals, type RetryOptions } from "./retry.js";
 
 // ---- agents, input, tools -------------------------------------------------------------
@@ -108,6 +123,48 @@ export interface Agent {
    * retryable error after its retries or its circuit is open (docs/reference/rules.md R82).
    * Each retry and switch is a `providerRetry` / `providerFallback` event. */
   fallbackModels?: string[];
+  /** How much the model reasons (docs/reference/rules.md R84): an effort ("minimal", "low",
+   * "medium", "high"), a token budget, or both. `RunResult.reasoning` is what it streamed. */
+  reasoning?: { effort?: string; budgetTokens?: number };
+  /** Compaction of a long transcript before a model call (docs/reference/rules.md R85). */
+  compaction?: CompactionDef;
+  /** The daemon's `sleep` tool (docs/reference/rules.md R86): its call ends the run with
+   * finishReason "sleeping" until its time, when a daemon resumes the session (or earlier:
+   * `resume(id, { wake: true })`). Lead agent only. */
+  sleepTool?: boolean;
+}
+
+export type CompactionStrategyName = "prune" | "summarize" | "both";
+const COMPACTION: Record<CompactionStrategyName, CompactionStrategy> = {
+  prune: CompactionStrategy.COMPACTION_STRATEGY_PRUNE,
+  summarize: CompactionStrategy.COMPACTION_STRATEGY_SUMMARIZE,
+  both: CompactionStrategy.COMPACTION_STRATEGY_BOTH,
+};
+
+/**
+ * When the request passes `threshold` of the model's context window (default 0.8; the window
+ * is the daemon's configuration's), old tool results become a marker, then (strategy "both",
+ * the default) the oldest turns one summary written by `model` (default: the agent's) with
+ * `modelSettings`. The newest `protectTokens` stay.
+ */
+export interface CompactionDef {
+  threshold?: number;
+  protectTokens?: number;
+  strategy?: CompactionStrategyName;
+  model?: string;
+  modelSettings?: unknown;
+}
+
+function compactionValue(name: CompactionStrategyName | CompactionStrategy | undefined): CompactionStrategy {
+  if (name === undefined) return CompactionStrategy.COMPACTION_STRATEGY_UNSPECIFIED;
+  if (typeof name === "number") return name;
+  return named(COMPACTION, name, "strategy");
+}
+
+/** The enum value of a name, or a TypeError naming the choices. */
+function named<T>(table: Record<string, T>, name: string, what: string): T {
+  if (!Object.hasOwn(table, name)) throw new TypeError(`${what} must be one of ${Object.keys(table).join(", ")}, got ${JSON.stringify(name)}`);
+  return table[name]!;
 }
 
 /** A named sub-agent: the lead's model chooses it by `description`. */
@@ -170,6 +227,17 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
     outputSchemaJson:
       agent.outputSchema === undefined ? "" : typeof agent.outputSchema === "string" ? agent.outputSchema : JSON.stringify(agent.outputSchema),
     fallbackModels: agent.fallbackModels ?? [],
+    reasoning: agent.reasoning ? { effort: agent.reasoning.effort ?? "", budgetTokens: agent.reasoning.budgetTokens } : undefined,
+    compaction: agent.compaction
+      ? {
+          threshold: agent.compaction.threshold ?? 0,
+          protectTokens: agent.compaction.protectTokens ?? 0,
+          strategy: compactionValue(agent.compaction.strategy),
+          model: agent.compaction.model ?? "",
+          modelSettingsJson: agent.compaction.modelSettings === undefined ? "" : JSON.stringify(agent.compaction.modelSettings),
+        }
+      : undefined,
+    sleepTool: agent.sleepTool ?? false,
   };
 }
 
@@ -451,6 +519,9 @@ export interface RunResult {
   outputJson: string;
   /** Why the answer was not valid (finishReason "output_invalid"). */
   outputErrors: string[];
+  /** The model's readable reasoning as it streamed (the run's reasoning.delta events, R84),
+   * joined; never part of finalText. Each turn keeps its blocks (Message.reasoning). */
+  reasoning: string;
 }
 
 function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boolean, attempts: number): RunResult {
@@ -459,7 +530,7 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0,
   };
   if (events.length === 0 && emptyMeansFinished) {
-    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts, retries: [], fallbacks: [], outputJson: "", outputErrors: [] };
+    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts, retries: [], fallbacks: [], outputJson: "", outputErrors: [], reasoning: "" };
   }
   const last = [...events].reverse().find((e) => e.runDone);
   if (!last) {
@@ -488,6 +559,7 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     output: done.outputJson ? (JSON.parse(done.outputJson) as unknown) : undefined,
     outputJson: done.outputJson,
     outputErrors: [...done.outputErrors],
+    reasoning: events.map((e) => e.reasoningDelta?.text ?? "").join(""),
   };
 }
 
@@ -772,6 +844,30 @@ const IF_BUSY: Record<IfBusyName, IfBusy> = {
   rollback: IfBusy.IF_BUSY_ROLLBACK,
 };
 
+/** When a schedule fires and what happens to its fires (see LuoshoClient.createSchedule). */
+export interface ScheduleOptions {
+  cron?: string;
+  timeZone?: string;
+  intervalMs?: number;
+  overlap?: "skip" | "enqueue" | "allow";
+  catchUp?: "latest" | "all" | "none";
+  session?: "each_fire" | "one";
+}
+const OVERLAP: Record<NonNullable<ScheduleOptions["overlap"]>, ScheduleOverlap> = {
+  skip: ScheduleOverlap.SCHEDULE_OVERLAP_SKIP,
+  enqueue: ScheduleOverlap.SCHEDULE_OVERLAP_ENQUEUE,
+  allow: ScheduleOverlap.SCHEDULE_OVERLAP_ALLOW,
+};
+const CATCH_UP: Record<NonNullable<ScheduleOptions["catchUp"]>, ScheduleCatchUp> = {
+  latest: ScheduleCatchUp.SCHEDULE_CATCH_UP_LATEST,
+  all: ScheduleCatchUp.SCHEDULE_CATCH_UP_ALL,
+  none: ScheduleCatchUp.SCHEDULE_CATCH_UP_NONE,
+};
+const SCHEDULE_SESSION: Record<NonNullable<ScheduleOptions["session"]>, ScheduleSession> = {
+  each_fire: ScheduleSession.SCHEDULE_SESSION_EACH_FIRE,
+  one: ScheduleSession.SCHEDULE_SESSION_ONE,
+};
+
 export interface ForkOptions {
   newSessionId?: string;
   /** Replace the transcript with these messages. */
@@ -819,12 +915,17 @@ export class LuoshoClient {
     return this.run(sessionId, request.requestId, () => this.stub.execute(request, this.metadata), options.tools, false, options.reconcile);
   }
 
-  /** Finish an interrupted run (the Resume RPC); no agent means the saved one. */
-  resume(sessionId: string, options: { agent?: Agent; tools?: Tools; reconcile?: Reconcilers; requestId?: string } = {}): Run {
+  /**
+   * Finish an interrupted run (the Resume RPC); no agent means the saved one. `wake` wakes a
+   * sleeping session now (R86); without it, a sleeping session is a SessionSleepingError,
+   * and with it a session that is not sleeping a NotSleepingError.
+   */
+  resume(sessionId: string, options: { agent?: Agent; tools?: Tools; reconcile?: Reconcilers; requestId?: string; wake?: boolean } = {}): Run {
     const request = ResumeRequest.fromPartial({
       sessionId,
       agent: agentSpecFor(options.agent, options.reconcile),
       requestId: options.requestId || newRequestId(),
+      wake: options.wake ?? false,
     });
     return this.run(sessionId, request.requestId, () => this.stub.resume(request, this.metadata), options.tools, true, options.reconcile);
   }
@@ -899,9 +1000,68 @@ export class LuoshoClient {
     return (await this.unary<DeleteSessionResponse>((cb) => this.stub.deleteSession(DeleteSessionRequest.fromPartial({ sessionId, keepHistory: options.keepHistory ?? false }), this.metadata, cb))).deleted;
   }
 
-  /** Compact the session's transcript by hand (R85); the agent's strategy unless given. */
-  async compact(sessionId: string, options: { strategy?: CompactionStrategy } = {}): Promise<CompactResponse> {
-    return await this.unary<CompactResponse>((cb) => this.stub.compact(CompactRequest.fromPartial({ sessionId, strategy: options.strategy ?? CompactionStrategy.COMPACTION_STRATEGY_UNSPECIFIED }), this.metadata, cb));
+  /** Compact the session's transcript by hand (R85): strategy "prune", "summarize" or
+   * "both" (or the enum); the agent's unless given. `compacted` is false when nothing
+   * outside the protected tail was left to compact; SessionBusyError while a run holds it. */
+  async compact(sessionId: string, options: { strategy?: CompactionStrategyName | CompactionStrategy } = {}): Promise<CompactResponse> {
+    return await this.unary<CompactResponse>((cb) => this.stub.compact(CompactRequest.fromPartial({ sessionId, strategy: compactionValue(options.strategy) }), this.metadata, cb));
+  }
+
+  // ---- schedules (R87) ----
+
+  /**
+   * A new schedule: the daemon runs `agent` with `input` at each fire, by `cron` in
+   * `timeZone` (IANA, default UTC) or every `intervalMs` (exactly one of the two). `overlap`
+   * "skip" (default), "enqueue" or "allow"; `catchUp` "latest" (default), "all" or "none";
+   * `session` "each_fire" (default: schedule:NAME:FIRE) or "one" (schedule:NAME). Throws
+   * InvalidArgumentError (INVALID_SCHEDULE, UNKNOWN_TIME_ZONE) or ScheduleExistsError.
+   */
+  async createSchedule(name: string, agent: Agent, input: InputLike, options: ScheduleOptions): Promise<Schedule> {
+    if (Boolean(options.cron) === Boolean(options.intervalMs)) throw new TypeError("a schedule needs either cron or intervalMs");
+    const request = CreateScheduleRequest.fromPartial({
+      spec: {
+        name,
+        agent: agentSpec(agent),
+        input: messages(input),
+        ...(options.cron ? { cron: { expression: options.cron, timeZone: options.timeZone ?? "" } } : { intervalMs: options.intervalMs }),
+        overlap: options.overlap === undefined ? ScheduleOverlap.SCHEDULE_OVERLAP_UNSPECIFIED : named(OVERLAP, options.overlap, "overlap"),
+        catchUp: options.catchUp === undefined ? ScheduleCatchUp.SCHEDULE_CATCH_UP_UNSPECIFIED : named(CATCH_UP, options.catchUp, "catchUp"),
+        session: options.session === undefined ? ScheduleSession.SCHEDULE_SESSION_UNSPECIFIED : named(SCHEDULE_SESSION, options.session, "session"),
+      },
+    });
+    return (await this.unary<CreateScheduleResponse>((cb) => this.stub.createSchedule(request, this.metadata, cb))).schedule!;
+  }
+
+  /** Every schedule, ordered by name. */
+  async listSchedules(): Promise<Schedule[]> {
+    return (await this.unary<ListSchedulesResponse>((cb) => this.stub.listSchedules(ListSchedulesRequest.fromPartial({}), this.metadata, cb))).schedules;
+  }
+
+  /** The schedule of that name; ScheduleNotFoundError when there is none. */
+  async getSchedule(name: string): Promise<Schedule> {
+    const found = (await this.listSchedules()).find((s) => s.spec?.name === name);
+    if (!found) throw new ScheduleNotFoundError(Status.NOT_FOUND, "SCHEDULE_NOT_FOUND", `no schedule is named ${JSON.stringify(name)}`, { schedule: name });
+    return found;
+  }
+
+  /** Stop the schedule's fires until resumeSchedule (fires due meanwhile do not run). */
+  async pauseSchedule(name: string): Promise<Schedule> {
+    return (await this.unary<PauseScheduleResponse>((cb) => this.stub.pauseSchedule(PauseScheduleRequest.fromPartial({ name }), this.metadata, cb))).schedule!;
+  }
+
+  /** Let a paused schedule fire again, from its next time after now. */
+  async resumeSchedule(name: string): Promise<Schedule> {
+    return (await this.unary<ResumeScheduleResponse>((cb) => this.stub.resumeSchedule(ResumeScheduleRequest.fromPartial({ name }), this.metadata, cb))).schedule!;
+  }
+
+  /** Delete the schedule (the runs it started go on); ScheduleNotFoundError if none. */
+  async deleteSchedule(name: string): Promise<void> {
+    await this.unary<unknown>((cb) => this.stub.deleteSchedule(DeleteScheduleRequest.fromPartial({ name }), this.metadata, cb));
+  }
+
+  /** Fire the schedule once now: the fire's session and request id (follow it with watch). */
+  async triggerSchedule(name: string): Promise<TriggerScheduleResponse> {
+    return await this.unary<TriggerScheduleResponse>((cb) => this.stub.triggerSchedule(TriggerScheduleRequest.fromPartial({ name }), this.metadata, cb));
   }
 
   /** Pending approvals (of one session, or all), oldest first, every page. */

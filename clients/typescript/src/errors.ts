@@ -108,6 +108,21 @@ export class ProviderRejectedError extends ProviderError {}
 export class UnavailableError extends LuoshoError {}
 /** The daemon is draining for shutdown. */
 export class ShuttingDownError extends UnavailableError {}
+/** The session sleeps (R86): resume it with `wake`, or send input with an ifBusy mode. */
+export class SessionSleepingError extends LuoshoError {
+  /** When it wakes (metadata wake_at, RFC 3339); undefined when not said. */
+  get wakeAt(): Date | undefined {
+    const text = this.metadata.wake_at;
+    const at = text ? new Date(text) : undefined;
+    return at && !Number.isNaN(at.getTime()) ? at : undefined;
+  }
+}
+/** Resume with `wake` of a session that is not sleeping (R86). */
+export class NotSleepingError extends LuoshoError {}
+/** createSchedule with the name of a schedule that exists (R87). */
+export class ScheduleExistsError extends LuoshoError {}
+/** No schedule has that name (R87). */
+export class ScheduleNotFoundError extends LuoshoError {}
 /** Client side: a run's stream ended without its run.done event. */
 export class IncompleteRunError extends LuoshoError {}
 
@@ -156,6 +171,10 @@ export const ERROR_BY_REASON: Readonly<Partial<Record<ErrorReason, ErrorClass>>>
   [ErrorReason.ERROR_REASON_PROVIDER_ERROR]: ProviderError,
   [ErrorReason.ERROR_REASON_PROVIDER_REJECTED]: ProviderRejectedError,
   [ErrorReason.ERROR_REASON_SHUTTING_DOWN]: ShuttingDownError,
+  [ErrorReason.ERROR_REASON_SESSION_SLEEPING]: SessionSleepingError,
+  [ErrorReason.ERROR_REASON_NOT_SLEEPING]: NotSleepingError,
+  [ErrorReason.ERROR_REASON_SCHEDULE_EXISTS]: ScheduleExistsError,
+  [ErrorReason.ERROR_REASON_SCHEDULE_NOT_FOUND]: ScheduleNotFoundError,
 };
 
 const ERROR_BY_CODE: Partial<Record<Status, ErrorClass>> = {

@@ -3,4 +3,4 @@ export * from "./client.js";
 export * from "./errors.js";
 export * from "./retry.js";
 export * as pb from "./gen/luosho/v1/agent.js";
-export type { Event, Message, Checkpoint, Approval, BudgetExceeded, HistoryEntry, SessionSummary, ForkResponse, CompareResponse, ToolCall, Usage } from "./gen/luosho/v1/agent.js";
+export type { Event, Message, Checkpoint, Approval, BudgetExceeded, HistoryEntry, SessionSummary, ForkResponse, CompareResponse, ToolCall, Usage, Schedule, TriggerScheduleResponse, CompactResponse } from "./gen/luosho/v1/agent.js";

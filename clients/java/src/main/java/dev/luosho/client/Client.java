@@ -91,6 +91,15 @@ public final class Client implements AutoCloseable {
         r -> ((ResumeResponse) r).getEvent(), tools, true);
   }
 
+  /**
+   * Wake a sleeping session now and run it to its end (R86); {@link NotSleepingException} when
+   * it is not sleeping. (A plain {@code resume} of a sleeping session throws
+   * {@link SessionSleepingException}, whose {@code wakeAt()} says until when.)
+   */
+  public Run wake(String sessionId, Map<String, ToolHandler> tools) {
+    return resume(Requests.wake(sessionId), tools);
+  }
+
   /** Decide a pending approval and continue its run. */
   public Run resolve(String approvalId, boolean approved, String note, Map<String, ToolHandler> tools) {
     return resolve(Requests.resolve(approvalId, approved, note), tools);
@@ -180,6 +189,64 @@ public final class Client implements AutoCloseable {
   public CompactResponse compact(String sessionId, CompactionStrategy strategy) {
     return call(() -> stub.compact(
         CompactRequest.newBuilder().setSessionId(sessionId).setStrategy(strategy).build()));
+  }
+
+  /**
+   * A new schedule (R87, see {@link Requests#cronSchedule} and {@link Requests#intervalSchedule}):
+   * the daemon runs its agent at each fire. Throws {@link InvalidArgumentException}
+   * (INVALID_SCHEDULE, UNKNOWN_TIME_ZONE) or {@link ScheduleExistsException}.
+   */
+  public Schedule createSchedule(ScheduleSpec spec) {
+    return call(() -> stub.createSchedule(CreateScheduleRequest.newBuilder().setSpec(spec).build()))
+        .getSchedule();
+  }
+
+  /** Every schedule, ordered by name. */
+  public List<Schedule> listSchedules() {
+    return call(() -> stub.listSchedules(ListSchedulesRequest.getDefaultInstance())).getSchedulesList();
+  }
+
+  /** The schedule of that name; empty when there is none. */
+  public java.util.Optional<Schedule> getSchedule(String name) {
+    return listSchedules().stream().filter(s -> s.getSpec().getName().equals(name)).findFirst();
+  }
+
+  /** Stop the schedule's fires until {@link #resumeSchedule} (fires due meanwhile do not run). */
+  public Schedule pauseSchedule(String name) {
+    return call(() -> stub.pauseSchedule(PauseScheduleRequest.newBuilder().setName(name).build()))
+        .getSchedule();
+  }
+
+  /** Let a paused schedule fire again, from its next time after now. */
+  public Schedule resumeSchedule(String name) {
+    return call(() -> stub.resumeSchedule(ResumeScheduleRequest.newBuilder().setName(name).build()))
+        .getSchedule();
+  }
+
+  /** Delete the schedule (the runs it started go on); {@link ScheduleNotFoundException} if none. */
+  public void deleteSchedule(String name) {
+    call(() -> stub.deleteSchedule(DeleteScheduleRequest.newBuilder().setName(name).build()));
+  }
+
+  /** Fire the schedule once now: the fire's session and request id (follow it with watch). */
+  public TriggerScheduleResponse triggerSchedule(String name) {
+    return call(() -> stub.triggerSchedule(TriggerScheduleRequest.newBuilder().setName(name).build()));
+  }
+
+  /**
+   * The sessions (of one status, or all when UNSPECIFIED), by session id, every page; a
+   * SLEEPING one's {@code getWakeAt()} says when it wakes (R86).
+   */
+  public List<SessionSummary> listSessions(CheckpointStatus status) {
+    List<SessionSummary> out = new ArrayList<>();
+    String token = "";
+    do {
+      ListSessionsResponse page = call(stub::listSessions,
+          ListSessionsRequest.newBuilder().setStatus(status).setPageToken(token).build());
+      out.addAll(page.getSessionsList());
+      token = page.getNextPageToken();
+    } while (!token.isEmpty());
+    return out;
   }
 
   /** Pending approvals (of one session, or all when sessionId is empty), every page. */

@@ -39,7 +39,11 @@ public final class Errors {
       Map.entry(ErrorReason.ERROR_REASON_STORE_FULL, StoreFullException::new),
       Map.entry(ErrorReason.ERROR_REASON_PROVIDER_ERROR, ProviderException::new),
       Map.entry(ErrorReason.ERROR_REASON_PROVIDER_REJECTED, ProviderRejectedException::new),
-      Map.entry(ErrorReason.ERROR_REASON_SHUTTING_DOWN, ShuttingDownException::new));
+      Map.entry(ErrorReason.ERROR_REASON_SHUTTING_DOWN, ShuttingDownException::new),
+      Map.entry(ErrorReason.ERROR_REASON_SESSION_SLEEPING, SessionSleepingException::new),
+      Map.entry(ErrorReason.ERROR_REASON_NOT_SLEEPING, NotSleepingException::new),
+      Map.entry(ErrorReason.ERROR_REASON_SCHEDULE_EXISTS, ScheduleExistsException::new),
+      Map.entry(ErrorReason.ERROR_REASON_SCHEDULE_NOT_FOUND, ScheduleNotFoundException::new));
 
   /**
    * The proto's ErrorReason of an ErrorInfo reason ("SESSION_BUSY" is ERROR_REASON_SESSION_BUSY);

@@ -35,6 +35,40 @@ public final class Requests {
     return b.build();
   }
 
+  /**
+   * A Resume request that wakes a sleeping session now (R86): its {@code sleep} call's result
+   * says "woken": "resume". Without wake, Resume of a sleeping session throws
+   * {@link SessionSleepingException}; with it, Resume of one that is not sleeping throws
+   * {@link NotSleepingException}.
+   */
+  public static ResumeRequest wake(String sessionId) {
+    return ResumeRequest.newBuilder().setSessionId(sessionId).setWake(true).build();
+  }
+
+  /**
+   * A schedule (R87) firing by a five-field cron expression read in {@code timeZone} (IANA;
+   * empty: UTC), running {@code agent} with one user message; the policies are the
+   * defaults (overlap SKIP, catch-up LATEST, a new session each fire): set others on
+   * {@code toBuilder()}.
+   */
+  public static ScheduleSpec cronSchedule(String name, AgentSpec agent, String input, String cron,
+      String timeZone) {
+    return schedule(name, agent, input).setCron(ScheduleCron.newBuilder().setExpression(cron)
+        .setTimeZone(timeZone == null ? "" : timeZone)).build();
+  }
+
+  /** A schedule (R87) firing every {@code interval} (at least a second) from its creation. */
+  public static ScheduleSpec intervalSchedule(String name, AgentSpec agent, String input,
+      java.time.Duration interval) {
+    return schedule(name, agent, input).setIntervalMs(interval.toMillis()).build();
+  }
+
+  private static ScheduleSpec.Builder schedule(String name, AgentSpec agent, String input) {
+    ScheduleSpec.Builder b = ScheduleSpec.newBuilder().setName(name).setAgent(agent);
+    if (input != null) b.addInput(user(input));
+    return b;
+  }
+
   public static ResolveRequest resolve(String approvalId, boolean approved, String note) {
     return resolve(approvalId, approved, note, "");
   }

@@ -14,7 +14,10 @@ import dev.luosho.v1.*;
  * event's payload (which budget and limit, its value, what was used, the call's worst case, the
  * usage; null otherwise). {@code retries} and {@code fallbacks} are the run's
  * {@code provider.retry} and {@code provider.fallback} events in order (R82), the lead's and its
- * sub-agents'.
+ * sub-agents'. {@code reasoning} is the model's readable reasoning as it streamed (the run's
+ * {@code reasoning.delta} events, R84), joined; never part of {@code finalText} (each turn keeps
+ * its blocks in the checkpoint, {@code Message.getReasoningList()}). A run that ended on the
+ * agent's {@code sleep} call (R86) has finish reason SLEEPING and status SLEEPING.
  */
 public record RunResult(
     String sessionId,
@@ -35,7 +38,8 @@ public record RunResult(
     String outputJson,
     List<String> outputErrors,
     List<Retry> retries,
-    List<Fallback> fallbacks) {
+    List<Fallback> fallbacks,
+    String reasoning) {
 
   /**
    * A {@code provider.retry} event (R82): {@code attempt} (1 = the first) of a call of
@@ -89,7 +93,7 @@ public record RunResult(
       return new RunResult(sessionId, false, FinishReason.FINISH_REASON_UNSPECIFIED,
           CheckpointStatus.CHECKPOINT_STATUS_FINISHED, "", 0, Usage.getDefaultInstance(),
           "", 0, "", List.of(), null, requestId, attempts, null, "", List.of(), List.of(),
-          List.of());
+          List.of(), "");
     }
     Event last = null;
     Approval approval = null;
@@ -115,6 +119,8 @@ public record RunResult(
         List.copyOf(events), approval, requestId, attempts, tripped, done.getOutputJson(),
         List.copyOf(done.getOutputErrorsList()),
         events.stream().filter(Event::hasProviderRetry).map(Retry::of).toList(),
-        events.stream().filter(Event::hasProviderFallback).map(Fallback::of).toList());
+        events.stream().filter(Event::hasProviderFallback).map(Fallback::of).toList(),
+        events.stream().filter(Event::hasReasoningDelta).map(e -> e.getReasoningDelta().getText())
+            .collect(java.util.stream.Collectors.joining()));
   }
 }

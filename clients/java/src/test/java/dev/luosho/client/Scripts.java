@@ -16,6 +16,19 @@ final class Scripts {
     return turn;
   }
 
+  /** {@code turn} with a call of `tool` with {arg: value} added. */
+  static ObjectNode withCall(ObjectNode turn, String tool, String arg, int value) {
+    turn.putArray("tool_calls").addObject().put("name", tool).putObject("arguments").put(arg, value);
+    return turn;
+  }
+
+  /** The model settings {"script": [turns…]} as JSON text. */
+  static String script(ObjectNode... turns) {
+    ObjectNode settings = Tools.JSON.createObjectNode();
+    for (ObjectNode t : turns) settings.withArray("script").add(t);
+    return settings.toString();
+  }
+
   static ObjectNode text(String text) {
     return Tools.JSON.createObjectNode().put("text", text);
   }
