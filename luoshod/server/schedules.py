@@ -161,9 +161,11 @@ def check_spec(spec: pb.ScheduleSpec) -> pb.ScheduleSpec:
 
 def next_fire(spec: pb.ScheduleSpec, after: float, anchor: float) -> float:
     """The schedule's first fire time strictly after ``after`` (seconds since the epoch).
-    An interval counts from ``anchor``; a cron expression is read in its time zone."""
+    An interval counts from ``anchor``, its first fire one interval after it (asked before
+    the anchor too); a cron expression is read in its time zone."""
     if spec.WhichOneof("when") == "interval_ms":
         every = spec.interval_ms / 1000
+        after = max(after, anchor)
         return round(anchor + (math.floor((after - anchor) / every) + 1) * every, 3)
     zone = time_zone(spec.cron.time_zone, spec.name)
     local = datetime.fromtimestamp(after, zone)

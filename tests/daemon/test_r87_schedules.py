@@ -127,6 +127,16 @@ def test_r87_a_daily_0230_cron_fires_once_a_day_across_both_daylight_saving_chan
         assert all((f.hour, f.minute) == (2, 30) for f in fires if f != changed)
 
 
+def test_r87_an_interval_fires_first_one_interval_after_its_start_even_asked_before_it() -> None:
+    """A schedule starts at the second after its creation; resumed (or read) within that
+    second, its next fire is still one interval after the start, never the start itself."""
+    every = spec(interval_ms=60_000)
+    start = 1_800_000_000.0
+    for after in (start - 0.4, start - 0.001, start, start + 0.5, start + 59.9):
+        assert next_fire(every, after, start) == start + 60
+    assert next_fire(every, start + 60, start) == start + 120
+
+
 async def test_r87_a_daily_cron_across_daylight_saving_fires_each_day_once_in_the_daemon(
     h: Harness,
 ) -> None:
