@@ -5,6 +5,8 @@ In one run, side by side, each measured ``--runs`` times (15) in interleaved rou
 command once a round, so that this shared VM's drift meets all of them alike):
 
   * ``python -c "import grpc"``  the floor: any gRPC client pays it;
+  * ``import grpc`` and the API's generated code (``luosho.v1.agent_pb2``, ``_grpc``): what
+    any client of this API pays before its own code (protobuf's runtime and descriptors);
   * ``luoshod sessions list --address 127.0.0.1:PORT``  PORT bound but not listening, so
     the command fails at once with ``cannot reach the daemon`` (exit 1): what is left is
     the start-up, imports and argument parsing;
@@ -37,6 +39,7 @@ from pathlib import Path
 
 PYTHON = sys.executable  # run it with the project's .venv/bin/python
 TARGET = 1.5
+GENERATED = "import grpc\nfrom luosho.v1 import agent_pb2, agent_pb2_grpc"
 
 
 def luoshod_command() -> list[str]:
@@ -79,6 +82,7 @@ def main() -> int:
         luoshod = luoshod_command()
         cases = {
             "import grpc": ([PYTHON, "-c", "import grpc"], 0, ""),
+            "import grpc + API": ([PYTHON, "-c", GENERATED], 0, ""),
             "luoshod sessions list": (
                 [*luoshod, "sessions", "list", "--address", address],
                 1,
