@@ -28,9 +28,7 @@ in a session of its own (ALLOW).
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import json
 import logging
 import math
@@ -55,6 +53,7 @@ from ..errors import (
 )
 from ..store import Capability, Store
 from . import convert
+from .periodic import Periodic
 from .runner import Runner
 from .validation import check_agent, check_messages
 
@@ -279,8 +278,7 @@ class Scheduler:
         self.inputs = inputs
         self.late_s = late_s
         self.max_wait_s = max_wait_s
-        self._nudged = asyncio.Event()
-        self._loop: asyncio.Task[None] | None = None
+        self._loop = Periodic("schedules pass", self.tick, max_wait_s, log=log)
 
     @property
     def store(self) -> Store:
@@ -383,32 +381,14 @@ class Scheduler:
 
     def nudge(self) -> None:
         """Look at the schedules now (the clock moved, a schedule changed)."""
-        self._nudged.set()
+        self._loop.nudge()
 
     def start(self) -> None:
-        if self.supported and self._loop is None:
-            self._loop = asyncio.get_running_loop().create_task(self._forever())
+        if self.supported:
+            self._loop.start()
 
     async def stop(self) -> None:
-        if self._loop is not None:
-            self._loop.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop
-            self._loop = None
-
-    async def _forever(self) -> None:
-        while True:
-            self._nudged.clear()
-            try:
-                wait = await self.tick()
-            except StoreError as e:  # the store is down: said once a pass, no traceback
-                log.warning("schedules not looked at (%s); the next pass tries again", e)
-                wait = self.max_wait_s
-            except Exception:  # noqa: BLE001 - logged; the next pass tries again
-                log.exception("schedules pass failed")
-                wait = self.max_wait_s
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._nudged.wait(), wait)
+        await self._loop.stop()
 
     async def tick(self) -> float:
         """One pass over every schedule: handle the fires due; the seconds until the
