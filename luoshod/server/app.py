@@ -224,6 +224,15 @@ class Config:
         metavar="S",
         gt=0,
     )
+    schedule_sweep_s: float = setting(
+        30.0,
+        "seconds between reads of every schedule (R87) even when none is due",
+        doc="how often the daemon reads every schedule even when none is due: the schedules "
+        "another daemon sharing the store created, changed or deleted are seen by then (a "
+        "daemon sees its own at once, and fires each at its time)",
+        metavar="S",
+        gt=0,
+    )
     retention_s: float = setting(
         0.0,
         "seconds a finished session is kept before the daemon deletes it (0: forever)",
@@ -651,6 +660,7 @@ class Daemon:
         service.runner.after_sleep = self.waker.nudge
         self.waker.start()
         service.schedules.late_s = self.config.schedule_late_s
+        service.schedules.reread_s = self.config.schedule_sweep_s
         service.schedules.start()  # R87: the one loop that fires schedules
         if self.notifier is not None:
             self.notifier.start()
