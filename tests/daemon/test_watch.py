@@ -57,14 +57,14 @@ async def test_a_watcher_disconnected_three_times_sees_every_event_once_in_order
     assert [e.type for e in seen] == log.types and seen[-1].type == "run.done"
 
 
-async def test_follow_keeps_watching_across_runs(h: Harness) -> None:
-    spec = agent([{"text": "one"}, {"text": "two"}])
-    await h.run("wf", "first", spec)
+async def following(h: Harness, sid: str) -> tuple[list[str], asyncio.Task[None]]:
+    """A follow watch of ``sid`` from its start, once its one run is replayed: the types
+    it receives, and its task (ended by the next run's ``run.done``)."""
     got: list[str] = []
     replayed = asyncio.Event()
 
     async def follower() -> None:
-        call = h.stub.Watch(pb.WatchRequest(session_id="wf", after_seq=0, follow=True))
+        call = h.stub.Watch(pb.WatchRequest(session_id=sid, after_seq=0, follow=True))
         async for resp in call:
             got.append(resp.event.type)
             if got.count("run.done") == 1:
@@ -75,6 +75,13 @@ async def test_follow_keeps_watching_across_runs(h: Harness) -> None:
 
     task = asyncio.create_task(follower())
     await asyncio.wait_for(replayed.wait(), 10)  # the first run replayed; still following
+    return got, task
+
+
+async def test_follow_keeps_watching_across_runs(h: Harness) -> None:
+    spec = agent([{"text": "one"}, {"text": "two"}])
+    await h.run("wf", "first", spec)
+    got, task = await following(h, "wf")
     await h.run("wf", "second", spec)
     await asyncio.wait_for(task, 10)
     assert got.count("run.start") == 2
@@ -102,21 +109,7 @@ async def test_r89_a_follow_watch_on_a_session_nobody_runs_reads_the_store_once_
                 return _real(*a, **kw)  # type: ignore[operator]
 
             setattr(store, method, counted)
-        got: list[str] = []
-        replayed = asyncio.Event()
-
-        async def follower() -> None:
-            call = h.stub.Watch(pb.WatchRequest(session_id="idle", follow=True))
-            async for resp in call:
-                got.append(resp.event.type)
-                if got.count("run.done") == 1:
-                    replayed.set()
-                if got.count("run.done") == 2:
-                    call.cancel()
-                    return
-
-        task = asyncio.create_task(follower())
-        await asyncio.wait_for(replayed.wait(), 10)
+        got, task = await following(h, "idle")
         await asyncio.sleep(0.2)  # its replay's reads are over
         reads.update(read_events=0, list_leases=0)
         await asyncio.sleep(2.5)  # two looks
