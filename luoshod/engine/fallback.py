@@ -12,10 +12,16 @@ or, worse, answer a request its author did not mean to send it.
 Each fallback takes the agent's ``model_settings_json``, and is checked as the model is
 when the request arrives. The fallbacks are not part of the agent's fingerprint: a turn
 answered by a fallback is not agent drift.
+
+:func:`answer` makes a turn's call for the lead agent's loop and for a sub-agent's task
+alike: each model in turn, a ``provider.retry`` event for each retry of one, a
+``provider.fallback`` event before the next one, and the budget reserved for the call in
+flight (R79) moved from the model that failed to the one that takes over, then released.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +30,13 @@ from ..domain import AgentSpec
 from ..errors import InvalidArgument, ProviderError, ProviderRejected
 from ..providers import ModelResponse, Provider, ProviderRegistry
 from . import budget
+from . import events as ev
+
+log = logging.getLogger("luoshod.engine")
+
+#: What a model's call is given to report a retry of the provider's own:
+#: ``(attempt, error, wait_s)``.
+OnRetry = Callable[[int, str, float], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,23 +110,78 @@ def retry_data(step: int, model_id: str, attempt: int, error: str, wait_s: float
     }
 
 
-async def call_chain(
+class Reservation:
+    """The worst case reserved for the model call in flight (R79) at every budget level
+    it counts toward (R80); a fallback's replaces it (R82), and the call's end releases
+    it (its real usage is counted then)."""
+
+    def __init__(self, budgets: budget.Budgets | None, levels: Sequence[budget.Level]) -> None:
+        self.budgets, self.levels = budgets, levels
+        self.worst: budget.Worst | None = None
+
+    def hold(self, worst: budget.Worst | None) -> None:
+        """``worst`` is reserved (admitted already); the one held before is released."""
+        self.release()
+        self.worst = worst
+
+    def release(self) -> None:
+        if self.worst is not None and self.budgets is not None:
+            self.budgets.release(self.levels, self.worst)
+        self.worst = None
+
+
+async def answer(
     models: Sequence[Candidate],
-    call: Callable[[Candidate], Awaitable[ModelResponse | None]],
-    switch: Callable[[Candidate, Candidate, ProviderError], Awaitable[budget.Trip | None]],
+    step: int,
+    call: Callable[[Candidate, OnRetry], Awaitable[ModelResponse | None]],
+    *,
+    session_id: str,
+    note: Callable[[str, dict[str, Any]], None],
+    write: Callable[[], Awaitable[None]],
+    reserved: Reservation,
+    admit: Callable[[Candidate], budget.Worst | budget.Trip | None],
 ) -> tuple[ModelResponse | None, Candidate] | budget.Trip:
-    """``call`` each model in turn until one answers (or the run stops: ``None``); before
-    the next one, ``switch`` announces it and may return the limit it would cross. The
-    last model's failure, or a failure that does not fall back, is raised."""
-    for i, model in enumerate(models):
-        try:
-            return await call(model), model
-        except ProviderError as e:
-            if i + 1 == len(models) or not falls_back(e):
-                raise
-            if (trip := await switch(model, models[i + 1], e)) is not None:
-                return trip
-    raise AssertionError("a chain of models is never empty")
+    """The turn's call (``step``): ``call`` each model in turn until one answers (or the
+    run stops: ``None``). ``note`` queues an event and ``write`` writes the queued ones:
+    ``provider.retry`` for each retry of a model, ``provider.fallback`` before the next
+    one. With budgets, the next model's worst case (``admit``: reserved at every level,
+    or the limit it would cross, returned instead of calling it) replaces the failed
+    one's in ``reserved``, released when the call ends. The last model's failure, or a
+    failure that does not fall back, is raised."""
+    try:
+        for i, model in enumerate(models):
+
+            async def on_retry(
+                attempt: int, error: str, wait_s: float, model: Candidate = model
+            ) -> None:
+                note(ev.PROVIDER_RETRY, retry_data(step, model.model_id, attempt, error, wait_s))
+                await write()
+
+            try:
+                return await call(model, on_retry), model
+            except ProviderError as e:
+                if i + 1 == len(models) or not falls_back(e):
+                    raise
+                to = models[i + 1]
+                log.warning(
+                    "model call failed session=%s %s, falling back to %s: %s",
+                    session_id,
+                    model.model_id,
+                    to.model_id,
+                    e.message,
+                )
+                note(ev.PROVIDER_FALLBACK, event_data(step, model, to, e))
+                await write()
+                if reserved.budgets is None:
+                    continue
+                reserved.release()
+                worst = admit(to)
+                if isinstance(worst, budget.Trip):
+                    return worst
+                reserved.hold(worst)
+        raise AssertionError("a chain of models is never empty")
+    finally:
+        reserved.release()
 
 
 def ready(models: Sequence[Candidate], session_id: str, scope: str = "") -> None:
@@ -129,4 +197,14 @@ def ready(models: Sequence[Candidate], session_id: str, scope: str = "") -> None
         raise first
 
 
-__all__ = ["Candidate", "call_chain", "chain", "check", "event_data", "falls_back", "ready"]
+__all__ = [
+    "Candidate",
+    "OnRetry",
+    "Reservation",
+    "answer",
+    "chain",
+    "check",
+    "event_data",
+    "falls_back",
+    "ready",
+]

@@ -39,7 +39,6 @@ from ..domain import (
     ToolSpec,
     Usage,
 )
-from ..errors import ProviderError
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, SaveOptions, Store
 from . import (
@@ -179,7 +178,7 @@ class Run:
         #: R82: the agent's model, then its fallbacks; the worst case reserved for the
         #: model call in flight (R79), which a fallback replaces with its own.
         self.models = fallback.chain(s.providers, p.spec, (p.provider, p.model, p.settings))
-        self.worst: budget.Worst | None = None
+        self.reserved = fallback.Reservation(self.budgets, self._levels)
         #: The model that answered the last model call ("provider:model", R82).
         self.answered_by = p.spec.model
 
@@ -419,16 +418,14 @@ class Run:
                 )
                 if (trip := self.budgets.admit(self._levels, worst)) is not None:
                     return await self.stop(trip, [])
-                self.worst = worst
+                self.reserved.hold(worst)
             step = cp.step_index + 1
             await self.emit(ev.STEP_START, step=step)
             await self.flush()
             try:
                 resp = await self.call_model(step)
             finally:
-                if self.worst is not None and self.budgets is not None:
-                    self.budgets.release(self._levels, self.worst)
-                self.worst = None
+                self.reserved.release()
             if isinstance(resp, budget.Trip):  # R79: a fallback's worst case would cross it
                 return await self.stop(resp, [])
             if resp is None:  # aborted while the model was answering
@@ -501,12 +498,9 @@ class Run:
         sent, hidden = compaction.view(self.cp.messages, self.cp.compaction)  # R85
         shown, messages = subagents.model_view(self.spec, sent)  # R55
 
-        async def call(model: fallback.Candidate) -> ModelResponse | None:
-            async def on_retry(attempt: int, error: str, wait_s: float) -> None:
-                data = fallback.retry_data(step, model.model_id, attempt, error, wait_s)
-                self.queue_event(ev.PROVIDER_RETRY, data)
-                await asyncio.shield(self.flush())
-
+        async def call(
+            model: fallback.Candidate, on_retry: fallback.OnRetry
+        ) -> ModelResponse | None:
             request = ModelRequest(
                 self.cp.session_id,
                 model.model,
@@ -520,34 +514,25 @@ class Run:
             )
             return await self._answer(model.provider.complete(request))
 
-        async def switch(
-            failed: fallback.Candidate, to: fallback.Candidate, error: ProviderError
-        ) -> budget.Trip | None:
-            log.warning(
-                "model call failed session=%s %s, falling back to %s: %s",
-                self.cp.session_id,
-                failed.model_id,
-                to.model_id,
-                error.message,
-            )
-            self.queue_event(ev.PROVIDER_FALLBACK, fallback.event_data(step, failed, to, error))
-            await asyncio.shield(self.flush())
-            if self.budgets is None:
-                return None
-            if self.worst is not None:
-                self.budgets.release(self._levels, self.worst)
-                self.worst = None
+        def admit(to: fallback.Candidate) -> budget.Worst | budget.Trip | None:
+            assert self.budgets is not None
             worst = budget.worst_case(
                 self.request_tokens(),
                 budget.max_output_tokens(to.settings),
                 to.provider.price(to.model, to.settings),
             )
-            if (trip := self.budgets.admit(self._levels, worst)) is not None:
-                return trip
-            self.worst = worst
-            return None
+            return self.budgets.admit(self._levels, worst) or worst
 
-        got = await fallback.call_chain(self.models, call, switch)
+        got = await fallback.answer(
+            self.models,
+            step,
+            call,
+            session_id=self.cp.session_id,
+            note=self.queue_event,
+            write=lambda: asyncio.shield(self.flush()),
+            reserved=self.reserved,
+            admit=admit,
+        )
         if isinstance(got, budget.Trip):
             return got
         answer, model = got

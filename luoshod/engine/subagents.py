@@ -353,7 +353,7 @@ class SubRun:
         self.price: tuple[Price | None] | None = None  # the model's, looked up once
         #: The worst case reserved for the model call in flight (R79); a fallback's
         #: replaces it (R82).
-        self.worst: budget.Worst | None = None
+        self.reserved = fallback.Reservation(root.budgets, self.levels)
 
     def emit(self, type_: str, **data: object) -> None:
         """Queue a tagged event on the lead's outbox (written by its next save or flush)."""
@@ -423,7 +423,7 @@ class SubRun:
             worst = self._admit(self.price[0] if self.price else None, settings, messages)
             if isinstance(worst, budget.Trip):
                 return _trip_reason(worst), "", worst.describe()
-            self.worst = worst
+            self.reserved.hold(worst)
             self.emit(ev.STEP_START, step=step)
             try:
                 await asyncio.shield(self.root.flush())  # may save (see ``_record``)
@@ -431,10 +431,7 @@ class SubRun:
             except ProviderError as e:  # R56: a provider error is the task's error result
                 return "error", "", f"its model call failed: {e}"
             finally:
-                budgets = self.root.budgets
-                if self.worst is not None and budgets is not None:
-                    budgets.release(self.levels, self.worst)  # its real usage is added below
-                self.worst = None
+                self.reserved.release()  # its real usage is added below
             if isinstance(got, budget.Trip):  # R79: a fallback's worst case crosses it
                 return _trip_reason(got), "", got.describe()
             resp, answered_by = got
@@ -498,14 +495,9 @@ class SubRun:
         root = self.root
         spec, messages = model_view(self.spec, transcript)
 
-        async def call(model: fallback.Candidate) -> ModelResponse | None:
-            async def on_retry(attempt: int, error: str, wait_s: float) -> None:
-                self.emit(
-                    ev.PROVIDER_RETRY,
-                    **fallback.retry_data(step, model.model_id, attempt, error, wait_s),
-                )
-                await self._flush()
-
+        async def call(
+            model: fallback.Candidate, on_retry: fallback.OnRetry
+        ) -> ModelResponse | None:
             request = ModelRequest(
                 root.cp.session_id,
                 model.model,
@@ -522,24 +514,19 @@ class SubRun:
                 raise RunInterrupted(root.control.interrupted or "halted")
             return answer
 
-        async def switch(
-            failed: fallback.Candidate, to: fallback.Candidate, error: ProviderError
-        ) -> budget.Trip | None:
-            self.emit(ev.PROVIDER_FALLBACK, **fallback.event_data(step, failed, to, error))
-            await self._flush()
-            budgets = root.budgets
-            if budgets is None:
-                return None
-            if self.worst is not None:
-                budgets.release(self.levels, self.worst)
-                self.worst = None
-            worst = self._admit(to.provider.price(to.model, to.settings), to.settings, transcript)
-            if isinstance(worst, budget.Trip):
-                return worst
-            self.worst = worst
-            return None
+        def admit(to: fallback.Candidate) -> budget.Worst | budget.Trip | None:
+            return self._admit(to.provider.price(to.model, to.settings), to.settings, transcript)
 
-        got = await fallback.call_chain(models, call, switch)
+        got = await fallback.answer(
+            models,
+            step,
+            call,
+            session_id=root.cp.session_id,
+            note=lambda type_, data: self.emit(type_, **data),
+            write=self._flush,
+            reserved=self.reserved,
+            admit=admit,
+        )
         if isinstance(got, budget.Trip):
             return got
         return got[0], got[1].model_id

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import MISSING, dataclass, field, replace
 from pathlib import Path
@@ -42,6 +41,7 @@ from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
 from .peers import Peers, advertised
+from .periodic import Periodic
 from .preflight import open_store
 from .retention import Retention
 from .runs import RunRegistry
@@ -221,6 +221,15 @@ class Config:
         "seconds after its time a schedule's fire counts as missed (its catch-up policy)",
         doc="a schedule's fire found this many seconds after its time (every daemon was down) "
         "was missed: the schedule's catch-up policy says whether it runs",
+        metavar="S",
+        gt=0,
+    )
+    schedule_sweep_s: float = setting(
+        30.0,
+        "seconds between reads of every schedule (R87) even when none is due",
+        doc="how often the daemon reads every schedule even when none is due: the schedules "
+        "another daemon sharing the store created, changed or deleted are seen by then (a "
+        "daemon sees its own at once, and fires each at its time)",
         metavar="S",
         gt=0,
     )
@@ -520,7 +529,7 @@ class Daemon:
             admission=Admission(config.max_active_runs, config.max_loop_lag_ms, self.lag)
         )
         self.hub = EventHub()
-        self._sweeper: asyncio.Task[None] | None = None
+        self._sweeper: Periodic | None = None
         self.service: AgentService | None = None
         self.notifier: Notifier | None = None
         self.retention: Retention | None = None
@@ -641,13 +650,17 @@ class Daemon:
                 raise
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        self._sweeper = asyncio.create_task(self._sweep_approvals())
+        self._sweeper = Periodic(
+            "approval sweep", self._expire_approvals, self.config.approval_sweep_s, log=log
+        )
+        self._sweeper.start()
         self.lag.start()
         service.inputs.start(self.config.queue_sweep_s)  # R68, R69: queued inputs run here too
         self.waker = Waker(service.runner, self.config.sleep_sweep_s)  # R86
         service.runner.after_sleep = self.waker.nudge
         self.waker.start()
         service.schedules.late_s = self.config.schedule_late_s
+        service.schedules.reread_s = self.config.schedule_sweep_s
         service.schedules.start()  # R87: the one loop that fires schedules
         if self.notifier is not None:
             self.notifier.start()
@@ -683,7 +696,7 @@ class Daemon:
         if self.server is None:
             return
         if self._sweeper is not None:
-            self._sweeper.cancel()
+            await self._sweeper.stop()
         if self.waker is not None:  # no sleeping session is woken while the runs drain
             await self.waker.stop()
         await self.health.enter_graceful_shutdown()
@@ -762,16 +775,11 @@ class Daemon:
                 f"webhook_events: {e}" if "event" in str(e) else f"webhook_url: {e}"
             ) from None
 
-    async def _sweep_approvals(self) -> None:
+    async def _expire_approvals(self) -> None:
         """Expired approvals resolve as rejected, so no run waits forever unnoticed."""
-        while True:
-            try:
-                # An expiry's notification is written by the save that resolves it.
-                if await self.engine.expire_approvals() and self.notifier is not None:
-                    self.notifier.wake()
-            except Exception:  # noqa: BLE001 - a sweep that failed is retried next time
-                log.exception("approval sweep failed")
-            await asyncio.sleep(self.config.approval_sweep_s)
+        # An expiry's notification is written by the save that resolves it.
+        if await self.engine.expire_approvals() and self.notifier is not None:
+            self.notifier.wake()
 
     async def wait(self) -> None:
         if self.server is not None:

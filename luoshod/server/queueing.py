@@ -64,6 +64,7 @@ from ..errors import (
 from ..store import Capability
 from . import convert, stored_events
 from .hub import SHUTDOWN_MARK
+from .periodic import Periodic
 from .runner import Runner
 from .validation import (
     check_agent,
@@ -186,7 +187,7 @@ class InputQueue:
         self._again: set[str] = set()
         #: Inputs dropped because the engine refused them: the error, for their caller.
         self._refused: dict[tuple[str, str], LuoshoError] = {}
-        self._sweeper: asyncio.Task[None] | None = None
+        self._sweeper: Periodic | None = None
 
     @property
     def supported(self) -> bool:
@@ -530,24 +531,17 @@ class InputQueue:
 
     def start(self, every_s: float = DEFAULT_QUEUE_SWEEP_S) -> None:
         if self.supported and self._sweeper is None:
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever(every_s))
-
-    async def _sweep_forever(self, every_s: float) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except Exception:  # noqa: BLE001 - a sweep that failed is retried next time
-                log.exception("queue sweep failed")
-            await asyncio.sleep(every_s)
+            self._sweeper = Periodic("queue sweep", self.sweep, every_s, log=log)
+            self._sweeper.start()
 
     async def stop(self) -> None:
         """Stop sweeping and wait for the background runs (already stopped by the
         registry's drain) to be done with the queue."""
-        tasks = [t for t in (self._sweeper, *self._draining.values()) if t is not None]
         if self._sweeper is not None:
-            self._sweeper.cancel()
+            await self._sweeper.stop()
             self._sweeper = None
-        for t in self._draining.values():
+        tasks = list(self._draining.values())
+        for t in tasks:
             t.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=5)

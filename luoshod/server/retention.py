@@ -11,8 +11,6 @@ sweep it: deleting twice is harmless.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 
@@ -20,8 +18,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ..domain import Status
 from ..engine import Engine
-from ..errors import LeaseLost, SessionBusy, ShuttingDown, StoreError
+from ..errors import LeaseLost, SessionBusy, ShuttingDown
 from ..store import Capability, Store
+from .periodic import Periodic
 from .runs import RunRegistry
 
 log = logging.getLogger("luoshod.server.retention")
@@ -59,7 +58,7 @@ class Retention:
             "When the last retention sweep ended",
             registry=registry,
         )
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Periodic("retention sweep", self._tick, every_s, log=log)
 
     async def note(self, session_id: str, retention_s: float) -> None:
         """A request gave the session a retention of its own: mark the session, so that a
@@ -131,22 +130,11 @@ class Retention:
         log.info("session %s deleted by retention (finished %.0f s ago)", sid, now - cp.updated_at)
         return True
 
+    async def _tick(self) -> None:
+        await self.sweep()
+
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._forever())
+        self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _forever(self) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except StoreError as e:
-                log.warning("retention sweep failed: %s; retried", e)
-            except Exception:  # noqa: BLE001 - retried next time
-                log.exception("retention sweep failed")
-            await asyncio.sleep(self.every_s)
+        await self._loop.stop()

@@ -1,10 +1,14 @@
 """Schedules (docs/reference/rules.md R87): runs the daemon starts at the times a schedule
 names, a cron expression in a time zone or an interval.
 
-**One loop.** Each daemon runs one :class:`Scheduler` loop (not a task per schedule): it
-reads every schedule from the store, handles the fires due by the engine's clock
-(``Engine.clock``, so a test moves time instead of waiting for it), and sleeps until the
-soonest next fire, at most ``max_wait_s``, or until :meth:`Scheduler.nudge`.
+**One loop.** Each daemon runs one :class:`Scheduler` loop (not a task per schedule). It
+keeps in memory when to look at each schedule next (its next fire, or when a fire left
+pending is to be queued again), a heap, and sleeps until the soonest of them by the
+engine's clock (``Engine.clock``, so a test moves time instead of waiting for it). When one
+comes, it reads that schedule alone from the store and handles the fires due. It reads
+every schedule again when one is created, changed or deleted through this daemon
+(:meth:`Scheduler.nudge`) and every ``reread_s`` in any case: what another daemon created
+or changed is seen by then. Between those reads, an idle daemon reads no schedule at all.
 
 **Each fire once.** A fire is claimed by a compare-and-set of the schedule's record
 (``Store.update_schedule`` on its version): of the daemons that find a fire due, exactly
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
+import heapq
 import json
 import logging
 import math
@@ -55,6 +59,7 @@ from ..errors import (
 )
 from ..store import Capability, Store
 from . import convert
+from .periodic import Periodic
 from .runner import Runner
 from .validation import check_agent, check_messages
 
@@ -65,8 +70,11 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MIN_INTERVAL_MS = 1000
 #: A fire found more than this many seconds after its time was missed (catch-up policy).
 DEFAULT_LATE_S = 60.0
-#: The longest the loop sleeps: what another daemon created or changed is seen by then.
-DEFAULT_MAX_WAIT_S = 1.0
+#: How often the loop reads every schedule even when none is due (seconds): what another
+#: daemon created or changed is seen by then.
+DEFAULT_REREAD_S = 30.0
+#: After a pass that failed (the store is down), the next one comes this soon (seconds).
+RETRY_S = 1.0
 #: A pending fire older than this is queued again by whichever daemon sees it (its
 #: claimer was killed before queuing it, or before saying so).
 PENDING_AGAIN_S = 5.0
@@ -276,13 +284,20 @@ class Scheduler:
         inputs: InputQueue,
         *,
         late_s: float = DEFAULT_LATE_S,
-        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+        reread_s: float = DEFAULT_REREAD_S,
     ) -> None:
         self.inputs = inputs
         self.late_s = late_s
-        self.max_wait_s = max_wait_s
-        self._nudged = asyncio.Event()
-        self._loop: asyncio.Task[None] | None = None
+        self.reread_s = reread_s
+        #: When to look at each schedule next, (time, name), a heap: one entry a schedule
+        #: that is not paused or has fires pending.
+        self._soonest: list[tuple[float, str]] = []
+        #: Every schedule is read at the next pass (a nudge, a failed pass).
+        self._reread = True
+        #: When every schedule was last read (the engine's clock).
+        self._read_at = -math.inf
+        self._passing = asyncio.Lock()
+        self._loop = Periodic("schedules pass", self._tick, reread_s, log=log, retry_s=RETRY_S)
 
     @property
     def store(self) -> Store:
@@ -361,6 +376,7 @@ class Scheduler:
         self._require()
         if not await self.store.delete_schedule(name):
             raise ScheduleNotFound(f"no schedule is named {name!r}", schedule=name)
+        self.nudge()
 
     async def trigger(self, name: str) -> Fire:
         now = self.now()
@@ -384,59 +400,83 @@ class Scheduler:
     # -- the loop ----------------------------------------------------------------------
 
     def nudge(self) -> None:
-        """Look at the schedules now (the clock moved, a schedule changed)."""
-        self._nudged.set()
+        """Read every schedule now (one was created, changed or deleted here)."""
+        self._reread = True
+        self._loop.nudge()
 
     def start(self) -> None:
-        if self.supported and self._loop is None:
-            self._loop = asyncio.get_running_loop().create_task(self._forever())
+        if self.supported:
+            self._loop.every_s = self.reread_s
+            self._loop.start()
 
     async def stop(self) -> None:
-        if self._loop is not None:
-            self._loop.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop
-            self._loop = None
-
-    async def _forever(self) -> None:
-        while True:
-            self._nudged.clear()
-            try:
-                wait = await self.tick()
-            except StoreError as e:  # the store is down: said once a pass, no traceback
-                log.warning("schedules not looked at (%s); the next pass tries again", e)
-                wait = self.max_wait_s
-            except Exception:  # noqa: BLE001 - logged; the next pass tries again
-                log.exception("schedules pass failed")
-                wait = self.max_wait_s
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._nudged.wait(), wait)
+        await self._loop.stop()
 
     async def tick(self) -> float:
-        """One pass over every schedule: handle the fires due; the seconds until the
-        soonest next one (at most ``max_wait_s``)."""
-        now = self.now()
-        soonest = now + self.max_wait_s
-        for record in await self.store.list_schedules():
+        """A pass besides the loop's (the clock was moved: tests); the loop then looks
+        again when its next pass is needed."""
+        try:
+            return await self._tick()
+        finally:
+            self._loop.nudge()
+
+    async def _tick(self) -> float:
+        """One pass: every schedule read again if it is time (see the module), the fires
+        due by now handled; the seconds until the next pass is needed."""
+        async with self._passing:  # the loop's and a test's: one at a time
+            now = self.now()
             try:
-                state = await self._pass(record, now)
-            except StoreError:
+                if self._reread or now - self._read_at >= self.reread_s:
+                    self._reread = False
+                    records = await self.store.list_schedules()
+                    self._read_at, self._soonest = now, []
+                else:
+                    names: dict[str, None] = {}
+                    while self._soonest and self._soonest[0][0] <= now:
+                        names[heapq.heappop(self._soonest)[1]] = None
+                    records = []
+                    for name in names:
+                        if (record := await self.store.get_schedule(name)) is not None:
+                            records.append(record)  # else deleted meanwhile
+                for record in records:
+                    self._keep(record.name, await self._look(record, now))
+            except BaseException:
+                self._reread = True  # what was not handled is found by the next pass
                 raise
-            except Exception:  # noqa: BLE001 - one schedule's fault stops no other
-                log.exception("schedule %s not handled this pass", record.name)
-                continue
-            if not state.paused:
-                soonest = min(soonest, state.next_fire)
-        return max(0.0, soonest - self.now())
+            soonest = self._soonest[0][0] if self._soonest else math.inf
+            return max(0.0, min(soonest, self._read_at + self.reread_s) - self.now())
+
+    async def _look(self, record: StoredSchedule, now: float) -> State | float:
+        """The schedule's state once its fires due by ``now`` are handled; when to try it
+        again if it could not be."""
+        try:
+            return await self._pass(record, now)
+        except StoreError:
+            raise
+        except Exception:  # noqa: BLE001 - one schedule's fault stops no other
+            log.exception("schedule %s not handled this pass", record.name)
+            return now + RETRY_S
+
+    def _keep(self, name: str, looked: State | float) -> None:
+        """Remember when to look at the schedule next: its next fire (unless paused), or
+        when a fire it left pending is to be queued again, whichever comes first."""
+        if isinstance(looked, State):
+            times = [f.claimed_at + PENDING_AGAIN_S for f in looked.pending]
+            if not looked.paused:
+                times.append(looked.next_fire)
+            if not times:
+                return
+            looked = min(times)
+        heapq.heappush(self._soonest, (looked, name))
 
     async def _pass(self, record: StoredSchedule, now: float) -> State:
         """Claim the schedule's fires due by ``now``, queue again its stale pending ones."""
         state = State.decode(record.data)
         if not state.paused and state.next_fire <= now:
             state = await self._claim(record, state, now)
-        stale = [f for f in state.pending if f.claimed_at < now - PENDING_AGAIN_S]
-        if stale:
-            await self._queue(record.name, stale)
+        stale = [f for f in state.pending if f.claimed_at <= now - PENDING_AGAIN_S]
+        if stale and await self._queue(record.name, stale):
+            state.pending = [f for f in state.pending if f not in stale]
         return state
 
     def _session_for(self, s: State, t: float, *, busy: bool) -> str:
@@ -515,32 +555,34 @@ class Scheduler:
         if written is None:  # another daemon claimed them first
             again = await self.store.get_schedule(record.name)
             return State.decode(again.data) if again is not None else state
-        await self._queue(record.name, fires)
+        if await self._queue(record.name, fires):
+            state.pending = [f for f in state.pending if f not in fires]
         return state
 
-    async def _queue(self, name: str, fires: list[Fire]) -> None:
+    async def _queue(self, name: str, fires: list[Fire]) -> bool:
         """Queue the fires' inputs (idempotent by request id), then drop them from the
-        schedule's pending fires."""
+        schedule's pending fires; whether they are all queued and dropped."""
         if not fires:
-            return
+            return True
         found = await self.store.get_schedule(name)
         if found is None:
-            return
+            return True
         spec = State.decode(found.data).spec
         for fire in fires:
             try:
                 await self.inputs.submit(fire_request(spec, fire))
             except StoreError:
                 log.warning("schedule %s: fire %s not queued yet", name, fire.request_id)
-                return  # still pending: queued again later
+                return False  # still pending: queued again later
             log.info("schedule %s fired: %s in %s", name, fire.request_id, fire.session_id)
         done = {f.request_id for f in fires}
         while found is not None:
             state = State.decode(found.data)
             kept = [f for f in state.pending if f.request_id not in done]
             if len(kept) == len(state.pending):
-                return
+                return True
             state.pending = kept
             if await self.store.update_schedule(name, state.encode(), version=found.version):
-                return
+                return True
             found = await self.store.get_schedule(name)
+        return True

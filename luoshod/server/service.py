@@ -762,12 +762,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
                         news = await asyncio.wait_for(live.get(), WATCH_LOOK_S if looking else None)
                     except TimeoutError:
                         # Nothing here: has another daemon taken the session up, or run it
-                        # start to end between two looks (its events are in the log)?
-                        moved = self.runs.get(sid) is None and (
-                            await self._holder(sid, context) is not None
-                            or bool(
-                                (await self.store.read_events(sid, after_seq=last, limit=1)).events
-                            )
+                        # start to end between two looks? Either way the log has moved: a
+                        # run's first events (run.start, step.start) are written before
+                        # anything of it is sent live, so one read a look tells both.
+                        moved = self.runs.get(sid) is None and bool(
+                            (await self.store.read_events(sid, after_seq=last, limit=1)).events
                         )
                         continue
                     if news is SHUTDOWN_MARK:

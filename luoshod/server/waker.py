@@ -27,8 +27,6 @@ however many sessions sleep.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import heapq
 import logging
 import math
@@ -36,6 +34,7 @@ import math
 from ..domain import Status
 from ..engine import TIME, RunRequest
 from ..errors import LuoshoError, ShuttingDown, TooManyRuns
+from .periodic import Periodic
 from .runner import Runner
 
 log = logging.getLogger("luoshod.server.waker")
@@ -59,8 +58,10 @@ class Waker:
         #: last sweep saw is); past it, a sweep is needed.
         self._horizon = math.inf
         self._sweep_now = True
-        self._nudged = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        #: When the last sweep began (the engine's clock).
+        self._swept = -math.inf
+        #: A failed sweep is tried again in a second.
+        self._loop = Periodic("sleep sweep", self.tick, every_s, log=log, retry_s=1.0)
         #: Runs this daemon started to wake a session (for tests and the benchmark).
         self.woken = 0
         #: Sweeps made (for tests and the benchmark).
@@ -79,7 +80,7 @@ class Waker:
                 self._soonest.remove(latest)
                 heapq.heapify(self._soonest)
                 self._horizon = min(self._horizon, latest[0])
-        self._nudged.set()
+        self._loop.nudge()
 
     async def sweep(self) -> int:
         """Wake every sleeping session that is due and keep the :data:`SOONEST` soonest
@@ -140,38 +141,29 @@ class Waker:
         return True
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._forever())
+        self._loop.start()
 
-    async def _forever(self) -> None:
-        swept = -math.inf
-        while True:
-            self._nudged.clear()
-            now = self.runner.engine.clock()
-            try:
-                if self._sweep_now or now - swept >= self.every_s or now >= self._horizon:
-                    self._sweep_now = False
-                    swept = now
+    async def stop(self) -> None:
+        await self._loop.stop()
+
+    async def tick(self) -> float:
+        """Sweep if it is time (see the module), wake the kept sleepers that are due;
+        the seconds until the next tick is needed."""
+        now = self.runner.engine.clock()
+        try:
+            if self._sweep_now or now - self._swept >= self.every_s or now >= self._horizon:
+                self._sweep_now = False
+                self._swept = now
+                try:
                     await self.sweep()
-                await self.wake_due()
-            except Exception:  # noqa: BLE001 - a sweep that failed is retried next time
-                log.exception("sleep sweep failed")
-                self._sweep_now = True
+                except BaseException:
+                    self._sweep_now = True  # retried at the next tick
+                    raise
+            await self.wake_due()
+        finally:
             now = self.runner.engine.clock()
             for sid in self._again:  # kept with the soonest, whatever the bound
                 heapq.heappush(self._soonest, (now + 1.0, sid))
             self._again.clear()
-            soonest = self._soonest[0][0] if self._soonest else math.inf
-            wait = min(swept + self.every_s, self._horizon, soonest) - now
-            if self._sweep_now:
-                wait = min(wait, 1.0)  # after a failure: again in a second
-            if wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._nudged.wait(), min(wait, self.every_s))
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        soonest = self._soonest[0][0] if self._soonest else math.inf
+        return min(self._swept + self.every_s, self._horizon, soonest) - now

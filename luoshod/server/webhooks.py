@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import hashlib
 import hmac
 import json
@@ -53,6 +52,7 @@ from ..engine import RUN_DONE as RUN_DONE_EVENT
 from ..engine import Event
 from ..errors import StoreError
 from ..store import Capability, Store
+from .periodic import Periodic
 
 if TYPE_CHECKING:
     import aiohttp
@@ -159,8 +159,7 @@ class Notifier:
             )
         self.store, self.config, self.clock = store, config, clock
         self.key = signing_key(config.secret)
-        self._wake = asyncio.Event()
-        self._worker: asyncio.Task[None] | None = None
+        self._worker = Periodic("webhook delivery", self._tick, config.poll_s, log=log)
         self._http: aiohttp.ClientSession | None = None
         self._pending_puts: set[asyncio.Task[None]] = set()
         registry = registry or CollectorRegistry()
@@ -235,7 +234,7 @@ class Notifier:
 
     def wake(self) -> None:
         """Deliver now what is due (entries written by the engine's saves)."""
-        self._wake.set()
+        self._worker.nudge()
 
     def run_failed(
         self, session_id: str, run_id: str, error: BaseException
@@ -297,34 +296,23 @@ class Notifier:
         except StoreError as e:  # the run goes on; the notification is lost with the store
             log.error("webhook %s %s not written to the outbox: %s", type_, event_id, e)
             return
-        self._wake.set()
+        self._worker.nudge()
 
     # -- delivering --------------------------------------------------------------------
 
     def start(self) -> None:
-        self._worker = asyncio.get_running_loop().create_task(self._deliver_forever())
+        self._worker.start()
 
     async def stop(self) -> None:
         if self._pending_puts:
             await asyncio.wait(set(self._pending_puts), timeout=5)
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-            self._worker = None
+        await self._worker.stop()
         if self._http is not None:
             await self._http.close()
             self._http = None
 
-    async def _deliver_forever(self) -> None:
-        while True:
-            self._wake.clear()
-            try:
-                await self.deliver_due()
-            except Exception:  # noqa: BLE001 - retried next time
-                log.exception("webhook delivery pass failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.config.poll_s)
+    async def _tick(self) -> None:
+        await self.deliver_due()
 
     async def deliver_due(self) -> int:
         """POST every notification of the outbox that is due; return how many were

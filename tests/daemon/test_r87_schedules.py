@@ -529,3 +529,42 @@ async def test_r87_two_daemons_on_one_sqlite_file_claim_each_fire_once(tmp_path:
     finally:
         for d in daemons:
             await d.stop()
+
+
+# -- what an idle daemon reads ---------------------------------------------------------------
+
+
+async def test_r87_an_idle_daemon_reads_every_schedule_only_every_schedule_sweep_s(
+    h: Harness,
+) -> None:
+    """The next fire times are kept in memory: between two reads of every schedule (a
+    nudge, every ``schedule_sweep_s``), a daemon whose schedules are not due reads none;
+    one made through it is read at once and fires on time."""
+    clock = moved(h)
+    scheduler, store = h.daemon.service.schedules, h.daemon.store
+    reads: dict[str, int] = {"list_schedules": 0, "get_schedule": 0}
+    for method in reads:
+        real = getattr(store, method)
+
+        def counted(*a: object, _real: object = real, _name: str = method) -> object:
+            reads[_name] += 1
+            return _real(*a)  # type: ignore[operator]
+
+        setattr(store, method, counted)
+    for k in range(5):
+        await h.stub.CreateSchedule(pb.CreateScheduleRequest(spec=spec(f"n{k}")))
+    await scheduler.tick()  # the creations' read
+    await asyncio.sleep(0.1)
+    assert scheduler.reread_s == 30.0  # schedule_sweep_s's default
+    reads.update(list_schedules=0, get_schedule=0)
+    for _ in range(29):  # 29 s of an idle daemon, a pass each second
+        await step(h, clock, 1.0, settle=False)
+    assert reads == {"list_schedules": 0, "get_schedule": 0}
+    await step(h, clock, 1.0, settle=False)  # 30 s: every schedule read again
+    assert reads == {"list_schedules": 1, "get_schedule": 0}
+    reads.update(list_schedules=0)
+    await step(h, clock, HOUR, settle=False)  # each fire due: read once, claimed
+    await all_finished(h, "schedule:n", 5)
+    assert reads["list_schedules"] == 1  # the sweep due by then; each fire's own reads:
+    assert reads["get_schedule"] <= 5 * 2  # its claim (compare-and-set), its pending fire done
+    assert (await schedule(h, "n3")).fired == 1

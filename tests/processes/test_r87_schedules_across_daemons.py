@@ -38,6 +38,10 @@ async def test_r87_every_slot_fires_once_while_one_of_two_daemons_is_killed_at_r
             owner,
             "--queue-sweep-s",
             "0.2",
+            # Each daemon reads every schedule every 2 s (30 s by default): the one the test
+            # makes through one daemon is seen by the other, not only after a restart.
+            "--schedule-sweep-s",
+            "2",
             "--scripted-call-log",
             str(calls_log),
         ).start()
