@@ -180,6 +180,9 @@ async def saves_per_second(url: str, sessions: int, seconds: float) -> Rate:
         await store.close()
 
 
+_NOT_THE_CELL = ("library_ceiling ", "rmtree ", "_rmtree")
+
+
 class Profile:
     """py-spy sampling this process while a cell runs; :meth:`top` prints where the event
     loop's thread (this one) spent its samples."""
@@ -206,7 +209,9 @@ class Profile:
         for line in lines:
             stack, _, count = line.rpartition(" ")
             frames = stack.split(";")
-            if loop not in frames[0]:
+            # py-spy records whole seconds: past the cell, into the next one (the library
+            # alone, then the removal of the cell's files), which are not the cell's.
+            if loop not in frames[0] or any(f.startswith(_NOT_THE_CELL) for f in frames):
                 continue
             total += int(count)
             own[frames[-1]] += int(count)
