@@ -15,6 +15,8 @@ In one run, on one disk (a temporary directory under ``--dir``, default ``bench/
      then LMDB and SQLite alone, with no luoshod code (``library_ceiling``): the same
      batches of 64 saves, each its 8 KiB (and with "+ rows" its session and history rows),
      one synced commit a batch: the ceiling of any driver on these libraries here.
+     The 64-session cells of sqlite and lmdb and their libraries alone take turns, in
+     ``--rounds`` slices each, so that a ratio compares them on the same moments of the disk.
      Target: with 64 sessions, sqlite and lmdb reach 0.6x their library alone (+ rows);
   3. one session of 50, 200 and 500 turns (four messages a turn: user, assistant with a
      tool call, tool result, assistant answer; two saves a turn; history limit 50): the
@@ -128,8 +130,26 @@ async def opened(url: str, history_limit: int = 50) -> Store:
 
 @dataclass
 class Rate:
-    saves_per_s: float
-    caller_us: float  # the event loop thread's CPU a save
+    """Saves counted over seconds of wall time and of the event loop thread's CPU; the
+    rounds of one cell add up."""
+
+    saves: int = 0
+    elapsed: float = 0.0
+    cpu: float = 0.0
+
+    def add(self, other: Rate) -> None:
+        self.saves += other.saves
+        self.elapsed += other.elapsed
+        self.cpu += other.cpu
+
+    @property
+    def saves_per_s(self) -> float:
+        return self.saves / self.elapsed if self.elapsed else 0.0
+
+    @property
+    def caller_us(self) -> float:
+        """The event loop thread's CPU a save."""
+        return self.cpu / self.saves * 1e6 if self.saves else 0.0
 
 
 async def saves_per_second(url: str, sessions: int, seconds: float) -> Rate:
@@ -155,10 +175,12 @@ async def saves_per_second(url: str, sessions: int, seconds: float) -> Rate:
     start, cpu = time.perf_counter(), time.thread_time()
     try:
         await asyncio.gather(*(session(i) for i in range(sessions)))
-        elapsed, used = time.perf_counter() - start, time.thread_time() - cpu
-        return Rate(count / elapsed, used / count * 1e6 if count else 0.0)
+        return Rate(count, time.perf_counter() - start, time.thread_time() - cpu)
     finally:
         await store.close()
+
+
+_NOT_THE_CELL = ("library_ceiling ", "rmtree ", "_rmtree")
 
 
 class Profile:
@@ -187,7 +209,9 @@ class Profile:
         for line in lines:
             stack, _, count = line.rpartition(" ")
             frames = stack.split(";")
-            if loop not in frames[0]:
+            # py-spy records whole seconds: past the cell, into the next one (the library
+            # alone, then the removal of the cell's files), which are not the cell's.
+            if loop not in frames[0] or any(f.startswith(_NOT_THE_CELL) for f in frames):
                 continue
             total += int(count)
             own[frames[-1]] += int(count)
@@ -200,10 +224,29 @@ class Profile:
                 print(f"    {count / max(total, 1):6.1%}  {frame}")
 
 
+async def cell(
+    rates: dict[tuple[str, int], Rate],
+    name: str,
+    sessions: int,
+    work: Path,
+    seconds: float,
+    profiles: list[tuple[str, Profile]],
+    profile: bool,
+) -> None:
+    """One cell of saves/s (or one round of it), added to ``rates``; sampled by py-spy
+    when ``profile`` (64 sessions, a durable driver)."""
+    d = work / f"{name}-{sessions}"
+    d.mkdir()
+    if profile and sessions == 64 and name != "memory":
+        profiles.append((f"{name}, 64 sessions", Profile(seconds, work / f"{name}.spy")))
+    rates[name, sessions].add(await saves_per_second(DRIVERS[name](d), sessions, seconds))
+    shutil.rmtree(d)
+
+
 # -- the libraries alone ------------------------------------------------------------------
 
 
-def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -> float:
+def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -> Rate:
     """Saves/s of the bare library: 64 saves a transaction, one synced commit.
 
     The batches group commit makes of 64 sessions' saves, with nothing of luoshod around
@@ -262,7 +305,7 @@ def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -
                 n += 1
         finally:
             conn.close()
-    return n * sessions / elapsed
+    return Rate(n * sessions, elapsed)
 
 
 # -- one long session ----------------------------------------------------------------------
@@ -387,25 +430,29 @@ async def main_async(opts: argparse.Namespace) -> int:
         print(f"store benchmark in {work} ({os.uname().sysname}, Python {sys.version.split()[0]})")
         fsync_before = raw_fsync_rate(work, seconds)
         print(f"\nraw fsync rate (8 KiB write + fsync, appended): {fsync_before:,.0f}/s\n")
-        rates: dict[tuple[str, int], Rate] = {}
+        rates: dict[tuple[str, int], Rate] = collections.defaultdict(Rate)
+        ceilings: dict[tuple[str, bool], Rate] = collections.defaultdict(Rate)
         profiles: list[tuple[str, Profile]] = []
+        # The 64-session cells of sqlite and lmdb and their libraries alone run in turn,
+        # in ``--rounds`` slices of ``seconds / rounds`` each, so that a ratio compares
+        # the two on the same moments of the disk (whose sync time moves by several
+        # times within a minute on this VM), not on two moments seconds apart.
+        rounds = max(1, opts.rounds)
+        paired = [n for n in ("sqlite", "lmdb") if n in opts.drivers]
         for name in opts.drivers:
             for sessions in (1, 64):
-                d = work / f"{name}-{sessions}"
-                d.mkdir()
-                spy = None
-                if opts.profile and sessions == 64 and name != "memory":
-                    spy = Profile(seconds, work / f"{name}.spy")
-                    profiles.append((f"{name}, 64 sessions", spy))
-                rates[name, sessions] = await saves_per_second(DRIVERS[name](d), sessions, seconds)
-                shutil.rmtree(d)
-        ceilings: dict[tuple[str, bool], float] = {}
-        for name in [n for n in ("sqlite", "lmdb") if n in opts.drivers]:
-            for rows in (False, True):
-                d = work / f"{name}-alone"
-                d.mkdir()
-                ceilings[name, rows] = library_ceiling(name, d, seconds, rows=rows)
-                shutil.rmtree(d)
+                if sessions == 64 and name in paired:
+                    continue
+                await cell(rates, name, sessions, work, seconds, profiles, opts.profile)
+        for k in range(rounds):
+            for name in paired:
+                spy = opts.profile and k == 0
+                await cell(rates, name, 64, work, seconds / rounds, profiles, spy)
+                for rows in (True, False):
+                    d = work / f"{name}-alone"
+                    d.mkdir()
+                    ceilings[name, rows].add(library_ceiling(name, d, seconds / rounds, rows=rows))
+                    shutil.rmtree(d)
         # The disk's sync time drifts within a run: the ratios use the mean of two probes,
         # one on each side of the cells.
         fsync_after = raw_fsync_rate(work, seconds)
@@ -424,10 +471,11 @@ async def main_async(opts: argparse.Namespace) -> int:
         )
         print(header)
         print("-" * len(header))
-        for (name, sessions), r in rates.items():
+        for name, sessions in [(n, k) for n in opts.drivers for k in (1, 64)]:
+            r = rates[name, sessions]
             target, versus = "", ""
             if name in ("sqlite", "lmdb") and sessions == 64 and (name, True) in ceilings:
-                ratio = r.saves_per_s / ceilings[name, True]
+                ratio = r.saves_per_s / ceilings[name, True].saves_per_s
                 ok = ratio >= LIBRARY_TARGET
                 missed |= not ok
                 versus = f"{ratio:.2f}x"
@@ -439,10 +487,12 @@ async def main_async(opts: argparse.Namespace) -> int:
         if ceilings:
             print(
                 "\nthe libraries alone, no luoshod code: 64 saves a synced commit, each "
-                "8 KiB of messages (+ rows: and its session row and history row)"
+                "8 KiB of messages (+ rows: and its session row and history row); "
+                f"with the 64-session cells in {rounds} alternating rounds"
             )
-            for (name, rows), rate in ceilings.items():
+            for name, rows in [(n, r) for n in paired for r in (False, True)]:
                 what = f"{name} + rows" if rows else name
+                rate = ceilings[name, rows].saves_per_s
                 print(f"{what:<15} {rate:>12,.0f} {rate / fsync_rate:>7.1f}x")
 
         for title, spy in profiles:
@@ -492,6 +542,13 @@ def main() -> int:
         "--quick", action="store_true", help="smoke run: 1 s cells, up to 200 turns"
     )
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each timed cell")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="the 64-session sqlite and lmdb cells and their libraries alone take turns in "
+        "this many rounds (of --seconds / rounds each)",
+    )
     parser.add_argument(
         "--dir", default=str(ROOT / "bench" / "out"), help="where the files go (the disk measured)"
     )

@@ -556,9 +556,16 @@ class Checkpoint:
             h["handed_out_at"] = dict(self.handed_out_at)
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
-        for k in ("run_started_at", "run_paused_s", "session_started_at", "session_paused_s"):
-            if v := getattr(self, k):  # absent when 0, as in headers older than them (R81)
-                h[k] = v
+        # R81's times: absent when 0, as in headers older than them (spelled out: every
+        # save builds a header).
+        if self.run_started_at:
+            h["run_started_at"] = self.run_started_at
+        if self.run_paused_s:
+            h["run_paused_s"] = self.run_paused_s
+        if self.session_started_at:
+            h["session_started_at"] = self.session_started_at
+        if self.session_paused_s:
+            h["session_paused_s"] = self.session_paused_s
         if self.compaction is not None:  # absent when none, as in headers older than R85
             h["compaction"] = self.compaction.to_dict()
         if self.sleep is not None:  # absent when none (R86), as in headers older than it

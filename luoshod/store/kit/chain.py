@@ -50,11 +50,34 @@ def _text(out: list[bytes], text: str) -> None:
 def _message(out: list[bytes], m: Message, owner: int) -> None:
     meta = bool(m.model) or m.usage is not None
     flags = m.is_error | (2 if meta else 0) | (4 if m.pinned else 0)  # unpinned: as before
-    out += (codec.varint(owner), bytes((_ROLES[m.role], flags)))
-    _text(out, m.content)
-    _text(out, m.tool_call_id)
-    _text(out, m.tool_name)
-    out.append(codec.varint(len(m.tool_calls)))
+    # Spelled out (this runs for every new message of every save): what ``_text`` does
+    # for the three texts.
+    varint = codec.varint
+    content, call_id, name = m.content.encode(), m.tool_call_id.encode(), m.tool_name.encode()
+    if not (meta or m.tool_calls) and owner | len(call_id) | len(name) < 0x80:
+        # The usual message: the same bytes as below, the one-byte varints spelled out.
+        out += (
+            bytes((owner, _ROLES[m.role], flags)),
+            varint(len(content)),
+            content,
+            bytes((len(call_id),)),
+            call_id,
+            bytes((len(name),)),
+            name,
+            b"\0",
+        )
+        return
+    out += (
+        varint(owner),
+        bytes((_ROLES[m.role], flags)),
+        varint(len(content)),
+        content,
+        varint(len(call_id)),
+        call_id,
+        varint(len(name)),
+        name,
+        varint(len(m.tool_calls)),
+    )
     for c in m.tool_calls:
         _text(out, c.id)
         _text(out, c.name)
@@ -118,11 +141,7 @@ def header_bytes(cp: Checkpoint, header: dict[str, Any] | None = None) -> bytes:
 def link(prev: str, header: bytes, added: bytes) -> str:
     """A save's ``chain``: the hex SHA-256 of the previous link, its header bytes
     (:func:`header_bytes`) and the records it adds (:func:`records`)."""
-    h = hashlib.sha256(_START)
-    h.update(prev.encode())
-    h.update(b"\n")
-    h.update(header)
-    h.update(b"\n")
+    h = hashlib.sha256(b"".join((_START, prev.encode(), b"\n", header, b"\n")))
     h.update(added)
     return h.hexdigest()
 

@@ -25,7 +25,10 @@ from .base import Store, check_enqueue
 from .leases import lease_lost
 
 
-@dataclass(slots=True, frozen=True)
+# Not frozen: a frozen dataclass sets each of its 19 fields through
+# ``object.__setattr__``, which cost more than a microsecond a save. Nothing changes one
+# once built but the plan's ``outcome``.
+@dataclass(slots=True)
 class PreparedSave:
     """A save, encoded: the header and the bodies of the log records past the
     ``stored_log`` the store holds (``messages[stored_messages:]``, and each task's new
