@@ -102,21 +102,28 @@ FROM unnest(%b::bigint[], %b::bigint[]) AS l (log_id, n)
 """
 
 # Logs of the given sessions that neither the session nor any of its history entries refer
-# to; their messages go with them (ON DELETE CASCADE).
+# to; their messages go with them (ON DELETE CASCADE). Run after every save batch over its
+# sessions (no read of which ones have an old log first: a round trip more): a session
+# with one log is skipped at its first lookup (its row refers to that log).
 DELETE_UNREFERENCED_LOGS = """
 DELETE FROM logs l
-WHERE l.session_id = ANY(%(session_ids)s::text[])
+WHERE l.session_id = ANY(%b::text[])
   AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = l.session_id
                                              AND s.log_id = l.log_id)
   AND NOT EXISTS (SELECT 1 FROM history h WHERE h.session_id = l.session_id
                                             AND h.log_id = l.log_id)
 """
 
-# Of the sessions given, those with more than one message log.
-SESSIONS_WITH_OLD_LOGS = """
-SELECT session_id FROM logs
-WHERE session_id = ANY(%b::text[])
-GROUP BY session_id HAVING count(*) > 1
+# The same, in one statement with PRUNE_HISTORY as the CTE ``pruned`` (RETURNING id): the
+# statement does not see its own CTE's deletions, so the entries it prunes are left out.
+DELETE_PRUNED_LOGS = """
+DELETE FROM logs l
+WHERE l.session_id = ANY(%b::text[])
+  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = l.session_id
+                                             AND s.log_id = l.log_id)
+  AND NOT EXISTS (SELECT 1 FROM history h WHERE h.session_id = l.session_id
+                                            AND h.log_id = l.log_id
+                                            AND h.id NOT IN (SELECT id FROM pruned))
 """
 
 DELETE_SESSION_LOGS = "DELETE FROM logs WHERE session_id = %s"
