@@ -72,6 +72,7 @@ SERVER_KEEPALIVES = {
     "tcp_keepalives_interval": 5,
     "tcp_keepalives_count": 3,
 }
+IDLE = psycopg.pq.TransactionStatus.IDLE
 _SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -259,19 +260,44 @@ async def writing(
     # after a Sync, and only then does idle_in_transaction_session_timeout end a
     # transaction whose daemon stopped mid-way (after a flush request it would wait, locks
     # held, for as long as the daemon stays stopped). The round trips are the same.
-    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
+    #
+    # BEGIN and COMMIT are sent as statements of the pipeline, not through psycopg's
+    # transaction(): inside a pipeline that syncs when it begins and again before COMMIT,
+    # two round trips more a transaction (and a third of a save's CPU). A transaction
+    # that fails on the database's side (its pipeline aborted, a statement refused, the
+    # connection lost) closes its connection: the server rolls it back, and the pool
+    # connects a new one (no statement prepared in an aborted pipeline is kept). One ended
+    # by an exception of ours is rolled back.
+    async with pool.connection() as conn:
         factory = conn.cursor_factory
-        conn.cursor_factory = SyncingCursor
+        ok = False
         try:
-            if session_ids:
-                await conn.execute(
-                    queries.LOCK_SESSIONS, (queries.LOCK_SESSION, packed(sorted(session_ids)))
-                )
-            if mark is not None:
-                await conn.execute(queries.MARK_COMMIT, {"mark": mark})
-            if prune_marks:
-                await conn.execute(queries.PRUNE_MARKS, (MARKS_KEPT,))
-            yield conn
+            async with conn.pipeline():
+                conn.cursor_factory = SyncingCursor
+                await conn.execute(queries.BEGIN, prepare=False)
+                try:
+                    if session_ids:
+                        await conn.execute(
+                            queries.LOCK_SESSIONS,
+                            (queries.LOCK_SESSION, packed(sorted(session_ids))),
+                        )
+                    if mark is not None:
+                        await conn.execute(queries.MARK_COMMIT, {"mark": mark})
+                    if prune_marks:
+                        await conn.execute(queries.PRUNE_MARKS, (MARKS_KEPT,))
+                    yield conn
+                    ok = True
+                finally:
+                    if ok:
+                        await conn.execute(queries.COMMIT, prepare=False)
+                    else:
+                        with contextlib.suppress(psycopg.Error):
+                            await conn.execute(queries.ROLLBACK, prepare=False)
+        except BaseException as e:
+            if isinstance(e, psycopg.Error) or conn.info.transaction_status != IDLE:
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            raise
         finally:
             conn.cursor_factory = factory
 

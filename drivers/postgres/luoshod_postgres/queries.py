@@ -26,6 +26,10 @@ SELECT count(pg_advisory_xact_lock(%s, hashtext(s))) FROM unnest(%b::text[]) AS 
 
 LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(%s, 0)"
 
+BEGIN = "BEGIN"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+
 READ_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 # -- sessions --------------------------------------------------------------------------
