@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from psycopg import AsyncConnection, AsyncCursor
+from psycopg import AsyncConnection
 
 from luoshod.domain import (
     AppliedRequest,
@@ -55,24 +55,36 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
     write nothing), and the rows of the others are written with one statement per table.
     A ``psycopg.Error`` fails the whole transaction."""
     keys = planning.reads(batch)
-    # Sent together, read together: one round trip (the connection is in pipeline mode).
-    # The tokens are read FOR SHARE: a takeover waits for this transaction.
-    sent = [
-        await _select(conn, queries.SELECT_TOKENS, keys.fenced),
-        await _select(conn, queries.SELECT_HEADS, keys.saved),
-        await _select(conn, queries.SELECT_PENDING, keys.claims),
-        await _select(conn, queries.SELECT_EVENT_LOGS, keys.logged),
-        await _select(conn, queries.SELECT_REQUEST_LAST, keys.requested),
-        await conn.execute(
-            queries.SELECT_REQUEST_NUMBERS,
-            [packed(s for s, _ in keys.request_keys), packed(i for _, i in keys.request_keys)],
+    # One statement (queries.READ_PARTS), read at once: one round trip. The tokens are
+    # read FOR SHARE: a takeover waits for this transaction.
+    given: list[tuple[str, list[Any]]] = [
+        (name, [packed(k)])
+        for name, k in (
+            ("tokens", keys.fenced),
+            ("heads", keys.saved),
+            ("pending", keys.claims),
+            ("event_logs", keys.logged),
+            ("request_last", keys.requested),
         )
-        if keys.request_keys
-        else None,
+        if k
     ]
-    token_rows, head_rows, pending_rows, log_rows, last_rows, number_rows = [
-        await _rows(cur) for cur in sent
-    ]
+    if keys.request_keys:
+        sids, rids = zip(*keys.request_keys)
+        given.append(("request_numbers", [packed(sids), packed(rids)]))
+    rows: list[list[tuple[Any, ...]]] = [[] for _ in queries.READ_PARTS]
+    if given:
+        statement = _reads(tuple(name for name, _ in given))
+        # In the order of their placeholders: the CTEs' first.
+        ordered = sorted(given, key=lambda part: not queries.READ_PARTS[part[0]][0])
+        cur = await conn.execute(statement, [p for _, params in ordered for p in params])
+        for tag, *row in await cur.fetchall():
+            rows[tag].append(tuple(row))
+    token_rows = [(sid, token) for sid, _, token, _, _ in rows[0]]
+    head_rows = [(sid, log_id, version, count) for sid, _, log_id, version, count in rows[1]]
+    pending_rows = [(aid, sid) for aid, sid, _, _, _ in rows[2]]
+    log_rows = [(sid, kept, last) for sid, _, kept, last, _ in rows[3]]
+    last_rows = [(sid, last) for sid, _, last, _, _ in rows[4]]
+    number_rows = [(sid, rid, n) for sid, rid, n, _, _ in rows[5]]
     stored = planning.Stored(
         tokens=dict(token_rows),
         heads={sid: planning.Head(version, count) for sid, _, version, count in head_rows},
@@ -143,15 +155,12 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         await queue.enqueue(conn, q.session_id, q.request_id, q.data, False, q.enqueued_at)
 
 
-async def _select(
-    conn: AsyncConnection, statement: str, keys: list[str]
-) -> AsyncCursor[tuple[Any, ...]] | None:
-    """``statement`` over ``keys`` sent, its rows not yet read; ``None`` without keys."""
-    return await conn.execute(statement, (packed(keys),)) if keys else None
-
-
-async def _rows(cur: AsyncCursor[tuple[Any, ...]] | None) -> list[tuple[Any, ...]]:
-    return await cur.fetchall() if cur is not None else []
+@functools.cache
+def _reads(parts: tuple[str, ...]) -> str:
+    """The statement of queries.READ_PARTS's ``parts`` (in that order)."""
+    ctes = [queries.READ_PARTS[name][0] for name in parts if queries.READ_PARTS[name][0]]
+    branches = "\nUNION ALL\n".join(queries.READ_PARTS[name][1] for name in parts)
+    return f"WITH {', '.join(ctes)}\n{branches}" if ctes else branches
 
 
 async def _execute(conn: AsyncConnection, statement: str, rows: Sequence[tuple[Any, ...]]) -> None:

@@ -33,11 +33,6 @@ ROLLBACK = "ROLLBACK"
 READ_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 # -- sessions --------------------------------------------------------------------------
-SELECT_HEADS = """
-SELECT session_id, log_id, version, message_count FROM sessions
-WHERE session_id = ANY(%b::text[])
-"""
-
 # The header and the messages of its prefix, concatenated (one snapshot, one round trip).
 SELECT_SESSION = """
 SELECT s.header::text,
@@ -174,13 +169,6 @@ ORDER BY 1 LIMIT %(limit)s
 """
 
 # -- approvals -------------------------------------------------------------------------
-# Which of the approvals given are pending, and for which session; locked until commit.
-SELECT_PENDING = """
-SELECT approval_id, session_id FROM approvals
-WHERE approval_id = ANY(%b::text[])
-FOR UPDATE
-"""
-
 # An id held for another session moves to this one (import; ids are unique in practice).
 UPSERT_APPROVALS = """
 INSERT INTO approvals (approval_id, session_id, body)
@@ -209,15 +197,6 @@ ORDER BY approval_id LIMIT %(limit)s
 """
 
 # -- event logs ------------------------------------------------------------------------
-# Of the sessions given, those with an event log: how many events it keeps and its last seq
-# (found at the end of the (session_id, seq) index).
-SELECT_EVENT_LOGS = """
-SELECT l.session_id, l.kept,
-       (SELECT max(e.seq) FROM events e WHERE e.session_id = l.session_id)
-FROM event_logs l
-WHERE l.session_id = ANY(%b::text[])
-"""
-
 INSERT_EVENTS = """
 INSERT INTO events (session_id, seq, data)
 SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[])
@@ -268,19 +247,6 @@ DELETE_EVENTS = "DELETE FROM events WHERE session_id = %s"
 DELETE_EVENT_LOGS = "DELETE FROM event_logs WHERE session_id = ANY(%b::text[])"
 
 # -- applied request records (R74) -----------------------------------------------------
-# Of the sessions given, the highest record number (NULL: none).
-SELECT_REQUEST_LAST = """
-SELECT s, (SELECT max(r.n) FROM requests r WHERE r.session_id = s)
-FROM unnest(%b::text[]) AS s
-"""
-
-# Of the (session id, request id) pairs given as two arrays, those stored.
-SELECT_REQUEST_NUMBERS = """
-SELECT r.session_id, r.request_id, r.n
-FROM unnest(%b::text[], %b::text[]) AS k(s, i)
-JOIN requests r ON r.session_id = k.s AND r.request_id = k.i
-"""
-
 UPSERT_REQUESTS = """
 INSERT INTO requests (session_id, request_id, n, body)
 SELECT * FROM unnest(%b::text[], %b::text[], %b::bigint[], %b::json[])
@@ -339,7 +305,7 @@ RETURNING extract(epoch FROM expires_at)::float8
 
 # A daemon's lease upkeep: every lease it holds renewed in one statement (one commit);
 # each row tells whether it was renewed (its new expiry) or else the session's token now.
-# The rows are locked in id order first, as saves lock them (SELECT_TOKENS): an UPDATE
+# The rows are locked in id order first, as saves lock them (READ_PARTS["tokens"]): an UPDATE
 # joined in any other order could deadlock with a save batch of the same sessions.
 RENEW_LEASES = f"""
 WITH given AS (
@@ -381,13 +347,57 @@ WITH released AS (
 SELECT count(*) FROM released
 """
 
-# The tokens of the sessions given, held (FOR SHARE) until the writing transaction
-# commits: a lease cannot be taken over between a save's check and its commit.
-SELECT_TOKENS = """
-SELECT session_id, token FROM leases WHERE session_id = ANY(%b::text[])
-ORDER BY session_id
-FOR SHARE
-"""
+# -- what a save batch is checked against, in one statement ------------------------------
+# The reads of a batch (those with keys) as the branches of one UNION ALL, each row tagged
+# with its branch (READ_PARTS, in this order) in one shape:
+# (tag, text, text, bigint, bigint, bigint). The locking reads are CTEs (FOR SHARE and FOR
+# UPDATE are not allowed in a UNION's branch), read first, the tokens in id order. One
+# statement, one snapshot, taken after the sessions' locks (LOCK_SESSIONS, a statement
+# before it): a statement a read cost the event loop more than its rows.
+READ_PARTS: dict[str, tuple[str, str]] = {
+    # name: (its CTE, or ""; its branch of the UNION ALL)
+    # The fencing tokens of the sessions given, held (FOR SHARE) until the writing
+    # transaction commits: a lease cannot be taken over between a save's check and its
+    # commit.
+    "tokens": (
+        "tokens AS (SELECT session_id, token FROM leases WHERE session_id = ANY(%b::text[]) "
+        "ORDER BY session_id FOR SHARE)",
+        "SELECT 0, session_id, NULL::text, token, NULL::bigint, NULL::bigint FROM tokens",
+    ),
+    # The latest checkpoint of each session given: its log, version and message count.
+    "heads": (
+        "",
+        "SELECT 1, session_id, NULL, log_id, version, message_count FROM sessions "
+        "WHERE session_id = ANY(%b::text[])",
+    ),
+    # Which of the approvals given are pending, and for which session; locked until commit.
+    "pending": (
+        "pending AS (SELECT approval_id, session_id FROM approvals "
+        "WHERE approval_id = ANY(%b::text[]) FOR UPDATE)",
+        "SELECT 2, approval_id, session_id, NULL, NULL, NULL FROM pending",
+    ),
+    # Of the sessions given, those with an event log: how many events it keeps and its last
+    # seq (found at the end of the (session_id, seq) index).
+    "event_logs": (
+        "",
+        "SELECT 3, l.session_id, NULL, l.kept, "
+        "(SELECT max(e.seq) FROM events e WHERE e.session_id = l.session_id), NULL "
+        "FROM event_logs l WHERE l.session_id = ANY(%b::text[])",
+    ),
+    # Of the sessions given, the highest record number (NULL: none).
+    "request_last": (
+        "",
+        "SELECT 4, s, NULL, (SELECT max(r.n) FROM requests r WHERE r.session_id = s), NULL, "
+        "NULL FROM unnest(%b::text[]) AS s",
+    ),
+    # Of the (session id, request id) pairs given as two arrays, those stored.
+    "request_numbers": (
+        "",
+        "SELECT 5, r.session_id, r.request_id, r.n, NULL, NULL "
+        "FROM unnest(%b::text[], %b::text[]) AS k(s, i) "
+        "JOIN requests r ON r.session_id = k.s AND r.request_id = k.i",
+    ),
+}
 
 # The transactions (of any daemon on this database: the same application_name, luoshod's
 # unless the URL sets another) that have waited on their client in
