@@ -8,8 +8,9 @@ more is dropped with its messages in the same transaction. Message bodies are th
 form of :mod:`..codec`.
 
 A batch of saves and appends (:func:`save_batch`) is one transaction: it locks its
-sessions, checks every save against what is stored (fencing token, claim, version), then
-writes the rows of the saves that passed with one statement per table.
+sessions, reads what every save is checked against (fencing token, claim, version) in one
+statement, then writes the rows of the saves that passed in two: one inserting into every
+table (a data-modifying CTE a table), one dropping what those rows push out.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:
 async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -> None:
     """Apply a batch of saves and appends inside the caller's write transaction, which
     holds the lock of every session of the batch: what the batch is checked against is
-    read in one round trip, the kit plans it
+    read in one statement and round trip, the kit plans it
     (:func:`~luoshod.store.kit.planning.plan_batch`: refused writes get their error and
-    write nothing), and the rows of the others are written with one statement per table.
+    write nothing), and the rows of the others are written in two statements.
     A ``psycopg.Error`` fails the whole transaction."""
     keys = planning.reads(batch)
     # One statement (queries.READ_PARTS), read at once: one round trip. The tokens are
@@ -115,7 +116,7 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
     # The rows of every table in one statement (each table's insert a data-modifying CTE:
     # the tables differ, so none of them sees or touches another's rows), then the drops
     # that must see those rows in a second one: a statement costs the event loop more than
-    # the rows it carries (issue 17: 9 to 14 statements a save made the driver's CPU).
+    # the rows it carries (psycopg's Python around each statement is most of a save's CPU).
     await _execute_merged(
         conn,
         (queries.INSERT_MESSAGES, messages),

@@ -6,10 +6,11 @@ header over a prefix of a log), ``history`` (past headers, each over a prefix of
 ``approvals``, ``events`` and ``event_logs`` (how many events each log keeps); plus
 ``requests`` (each session's applied request records, numbered in the order first
 written) and ``leases`` (one row per session ever leased: owner, fencing token, expiry by the
-database's clock). A batch of saves writes each table with one statement over arrays
-(``unnest``), so a batch costs a handful of round trips whatever its size. Arrays are
-sent in binary (``%b``): psycopg's text form escapes every element, which cost more than
-the rest of a save.
+database's clock). A batch of saves writes each table over arrays (``unnest``), the
+tables' inserts merged into one statement (:func:`.ops.save_batch`), so a batch costs
+the same few statements and two round trips whatever its size. Arrays are sent in binary
+(``%b``), packed by :mod:`.arrays`: psycopg's text form escapes every element, and its
+generic binary lists cost more than the rest of a save.
 """
 
 # -- locks -----------------------------------------------------------------------------
