@@ -216,7 +216,9 @@ async def check(conn: AsyncConnection) -> None:
     pgconn = conn.pgconn
     if pgconn.status == psycopg.pq.ConnStatus.OK and not conn.closed:
         with contextlib.suppress(OSError, ValueError):
-            if not select.select([pgconn.socket], [], [], 0)[0]:
+            poll = select.poll()  # no limit on the descriptor's number (select() has one)
+            poll.register(pgconn.socket, select.POLLIN)
+            if not poll.poll(0):  # nothing to read, no hang-up, no error
                 return
     await AsyncConnectionPool.check_connection(conn)
 
