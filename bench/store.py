@@ -18,6 +18,9 @@ In one run, on one disk (a temporary directory under ``--dir``, default ``bench/
      The 64-session cells of sqlite and lmdb and their libraries alone take turns, in
      ``--rounds`` slices each, so that a ratio compares them on the same moments of the disk.
      Target: with 64 sessions, sqlite and lmdb reach 0.6x their library alone (+ rows);
+     postgres is set beside bare psycopg (``psycopg_alone``) writing the same rows, one
+     transaction a save with 1 session, 64 saves a transaction with 64: saves/s, and the
+     event loop's CPU a save over psycopg's;
   3. one session of 50, 200 and 500 turns (four messages a turn: user, assistant with a
      tool call, tool result, assistant answer; two saves a turn; history limit 50): the
      bytes on disk after it (store closed) against the raw transcript bytes (the UTF-8
@@ -308,6 +311,59 @@ def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -
     return Rate(n * sessions, elapsed)
 
 
+async def psycopg_alone(sessions: int, seconds: float) -> Rate:
+    """Saves/s and the event loop's CPU a save of bare psycopg (async, pipeline mode) on
+    the postgres cells' server: ``sessions`` saves a transaction, each its 8 KiB of
+    messages (two rows of 4 KiB) and its session row (upserted) and history row (the one
+    50 saves older deleted), the rows of a table in one ``unnest`` statement as the driver
+    writes them; BEGIN, the statements and COMMIT sent together, one round trip a
+    transaction. No checkpoint, encoding, lock, fencing or version check: the floor of
+    any driver on psycopg here."""
+    import psycopg
+
+    from luoshod_postgres.connection import target_from_url
+
+    schema = f"bench_alone_{sessions}"
+    conn = await psycopg.AsyncConnection.connect(
+        target_from_url(POSTGRES_URL).conninfo, autocommit=True
+    )
+    ring, body, row = 50, os.urandom(4 * KiB), os.urandom(100)
+    try:
+        await conn.execute(f"CREATE SCHEMA {schema}")
+        await conn.execute(f"SET search_path = {schema}")
+        for table in ("m", "h"):
+            await conn.execute(
+                f"CREATE TABLE {table} (s int, n bigint, v bytea, PRIMARY KEY (s, n))"
+            )
+        await conn.execute("CREATE TABLE s (s int PRIMARY KEY, v bytea)")
+        ids = list(range(sessions))
+        n, start, cpu = 0, time.perf_counter(), time.thread_time()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            async with conn.pipeline():
+                await conn.execute("BEGIN")
+                await conn.execute(
+                    "INSERT INTO m SELECT * FROM unnest(%s::int[], %s::bigint[], %s::bytea[])",
+                    (ids + ids, [2 * n] * sessions + [2 * n + 1] * sessions, [body] * 2 * sessions),
+                )
+                await conn.execute(
+                    "INSERT INTO s SELECT * FROM unnest(%s::int[], %s::bytea[]) "
+                    "ON CONFLICT (s) DO UPDATE SET v = excluded.v",
+                    (ids, [row] * sessions),
+                )
+                await conn.execute(
+                    "INSERT INTO h SELECT * FROM unnest(%s::int[], %s::bigint[], %s::bytea[])",
+                    (ids, [n] * sessions, [row] * sessions),
+                )
+                await conn.execute("DELETE FROM h WHERE n = %s", (n - ring,))
+                await conn.execute("COMMIT")
+            n += 1
+        used = time.thread_time() - cpu
+        return Rate(n * sessions, elapsed, used)
+    finally:
+        await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        await conn.close()
+
+
 # -- one long session ----------------------------------------------------------------------
 
 
@@ -453,6 +509,10 @@ async def main_async(opts: argparse.Namespace) -> int:
                     d.mkdir()
                     ceilings[name, rows].add(library_ceiling(name, d, seconds / rounds, rows=rows))
                     shutil.rmtree(d)
+        alone: dict[int, Rate] = {}  # bare psycopg, by sessions
+        if "postgres" in opts.drivers:
+            for sessions in (1, 64):
+                alone[sessions] = await psycopg_alone(sessions, seconds)
         # The disk's sync time drifts within a run: the ratios use the mean of two probes,
         # one on each side of the cells.
         fsync_after = raw_fsync_rate(work, seconds)
@@ -463,7 +523,7 @@ async def main_async(opts: argparse.Namespace) -> int:
         )
         print(
             "caller µs: the event loop's CPU a save; vs library: saves/s over the library "
-            "alone (+ rows) doing the same batches"
+            "alone (+ rows; postgres: psycopg alone) doing the same batches"
         )
         header = (
             f"{'driver':<8} {'sessions':>8} {'saves/s':>10} {'x fsync':>8} {'caller µs':>9} "
@@ -480,6 +540,10 @@ async def main_async(opts: argparse.Namespace) -> int:
                 missed |= not ok
                 versus = f"{ratio:.2f}x"
                 target = f">= {LIBRARY_TARGET}x: {verdict(ok)}"
+            if name == "postgres" and sessions in alone:
+                lib = alone[sessions]
+                versus = f"{r.saves_per_s / lib.saves_per_s:.2f}x"
+                target = f"caller µs {r.caller_us / lib.caller_us:.1f}x psycopg's"
             print(
                 f"{name:<8} {sessions:>8} {r.saves_per_s:>10,.0f} "
                 f"{r.saves_per_s / fsync_rate:>7.1f}x {r.caller_us:>9.1f} {versus:>10}  {target}"
@@ -494,6 +558,16 @@ async def main_async(opts: argparse.Namespace) -> int:
                 what = f"{name} + rows" if rows else name
                 rate = ceilings[name, rows].saves_per_s
                 print(f"{what:<15} {rate:>12,.0f} {rate / fsync_rate:>7.1f}x")
+        if alone:
+            print(
+                "\npsycopg alone (postgres's vs library), no luoshod code: the saves of a "
+                "transaction (1 or 64), each 8 KiB of messages, its session and history rows"
+            )
+            for sessions, lib in alone.items():
+                print(
+                    f"psycopg {sessions:>8} {lib.saves_per_s:>10,.0f} "
+                    f"{lib.saves_per_s / fsync_rate:>7.1f}x {lib.caller_us:>9.1f}"
+                )
 
         for title, spy in profiles:
             spy.top(title)

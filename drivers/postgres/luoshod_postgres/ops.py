@@ -8,17 +8,19 @@ more is dropped with its messages in the same transaction. Message bodies are th
 form of :mod:`..codec`.
 
 A batch of saves and appends (:func:`save_batch`) is one transaction: it locks its
-sessions, checks every save against what is stored (fencing token, claim, version), then
-writes the rows of the saves that passed with one statement per table.
+sessions, reads what every save is checked against (fencing token, claim, version) in one
+statement, then writes the rows of the saves that passed in two: one inserting into every
+table (a data-modifying CTE a table), one dropping what those rows push out.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
 
-from psycopg import AsyncConnection, AsyncCursor
+from psycopg import AsyncConnection
 
 from luoshod.domain import (
     AppliedRequest,
@@ -35,6 +37,7 @@ from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
 
 from . import queries, queue
+from .arrays import packed
 
 
 async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:
@@ -48,29 +51,41 @@ async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:
 async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -> None:
     """Apply a batch of saves and appends inside the caller's write transaction, which
     holds the lock of every session of the batch: what the batch is checked against is
-    read in one round trip, the kit plans it
+    read in one statement and round trip, the kit plans it
     (:func:`~luoshod.store.kit.planning.plan_batch`: refused writes get their error and
-    write nothing), and the rows of the others are written with one statement per table.
+    write nothing), and the rows of the others are written in two statements.
     A ``psycopg.Error`` fails the whole transaction."""
     keys = planning.reads(batch)
-    # Sent together, read together: one round trip (the connection is in pipeline mode).
-    # The tokens are read FOR SHARE: a takeover waits for this transaction.
-    sent = [
-        await _select(conn, queries.SELECT_TOKENS, keys.fenced),
-        await _select(conn, queries.SELECT_HEADS, keys.saved),
-        await _select(conn, queries.SELECT_PENDING, keys.claims),
-        await _select(conn, queries.SELECT_EVENT_LOGS, keys.logged),
-        await _select(conn, queries.SELECT_REQUEST_LAST, keys.requested),
-        await conn.execute(
-            queries.SELECT_REQUEST_NUMBERS,
-            [[s for s, _ in keys.request_keys], [i for _, i in keys.request_keys]],
+    # One statement (queries.READ_PARTS), read at once: one round trip. The tokens are
+    # read FOR SHARE: a takeover waits for this transaction.
+    given: list[tuple[str, list[Any]]] = [
+        (name, [packed(k)])
+        for name, k in (
+            ("tokens", keys.fenced),
+            ("heads", keys.saved),
+            ("pending", keys.claims),
+            ("event_logs", keys.logged),
+            ("request_last", keys.requested),
         )
-        if keys.request_keys
-        else None,
+        if k
     ]
-    token_rows, head_rows, pending_rows, log_rows, last_rows, number_rows = [
-        await _rows(cur) for cur in sent
-    ]
+    if keys.request_keys:
+        sids, rids = zip(*keys.request_keys)
+        given.append(("request_numbers", [packed(sids), packed(rids)]))
+    rows: list[list[tuple[Any, ...]]] = [[] for _ in queries.READ_PARTS]
+    if given:
+        statement = _reads(tuple(name for name, _ in given))
+        # In the order of their placeholders: the CTEs' first.
+        ordered = sorted(given, key=lambda part: not queries.READ_PARTS[part[0]][0])
+        cur = await conn.execute(statement, [p for _, params in ordered for p in params])
+        for tag, *row in await cur.fetchall():
+            rows[tag].append(tuple(row))
+    token_rows = [(sid, token) for sid, _, token, _, _ in rows[0]]
+    head_rows = [(sid, log_id, version, count) for sid, _, log_id, version, count in rows[1]]
+    pending_rows = [(aid, sid) for aid, sid, _, _, _ in rows[2]]
+    log_rows = [(sid, kept, last) for sid, _, kept, last, _ in rows[3]]
+    last_rows = [(sid, last) for sid, _, last, _, _ in rows[4]]
+    number_rows = [(sid, rid, n) for sid, rid, n, _, _ in rows[5]]
     stored = planning.Stored(
         tokens=dict(token_rows),
         heads={sid: planning.Head(version, count) for sid, _, version, count in head_rows},
@@ -96,64 +111,127 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
             history.append(
                 (sid, cp.step_index, cp.status.value, cp.updated_at, log_id, count, p.header)
             )
-    await _execute(conn, queries.INSERT_MESSAGES, messages)
-    await _execute(conn, queries.UPSERT_SESSIONS, list(sessions.values()))
-    await _execute(conn, queries.INSERT_HISTORY, history)
-    await _execute(conn, queries.PRUNE_HISTORY, list(plan.history_limits.items()))
     approvals = plan.approvals.items()
+    events = plan.events
+    # The rows of every table in one statement (each table's insert a data-modifying CTE:
+    # the tables differ, so none of them sees or touches another's rows), then the drops
+    # that must see those rows in a second one: a statement costs the event loop more than
+    # the rows it carries (psycopg's Python around each statement is most of a save's CPU).
+    await _execute_merged(
+        conn,
+        (queries.INSERT_MESSAGES, messages),
+        (queries.UPSERT_SESSIONS, list(sessions.values())),
+        (queries.INSERT_HISTORY, history),
+        (
+            queries.UPSERT_APPROVALS,
+            [(aid, sid, body) for aid, (sid, body) in approvals if body is not None],
+        ),
+        (queries.INSERT_EVENTS, [(e.session_id, s.seq, s.data) for e in events for s in e.new]),
+        (queries.UPSERT_EVENT_LOGS, [(e.session_id, e.kept) for e in events if e.kept]),
+        (
+            queries.UPSERT_REQUESTS,
+            [(r.session_id, r.request_id, r.n, r.body) for r in plan.requests],
+        ),
+    )
     claimed = [aid for aid, (_, body) in approvals if body is None]
     if claimed:
         await conn.execute(queries.DELETE_APPROVALS, (claimed,))
-    stored_approvals = [(aid, sid, body) for aid, (sid, body) in approvals if body is not None]
-    await _execute(conn, queries.UPSERT_APPROVALS, stored_approvals)
-    events = plan.events
-    await _execute(
-        conn, queries.INSERT_EVENTS, [(e.session_id, s.seq, s.data) for e in events for s in e.new]
+    emptied = [e.session_id for e in events if not e.kept and e.existed]
+    if emptied:
+        await conn.execute(queries.DELETE_EVENT_LOGS, (emptied,))
+    # A session's log falls out of use after a rewrite, once the last history entry over it
+    # is dropped: looked for in every session written, in the drops' statement (it sees
+    # the history rows the prune drops as gone: queries.DELETE_PRUNED_LOGS).
+    await _drop(
+        conn,
+        list(plan.history_limits.items()),
+        [(e.session_id, e.floor) for e in events if e.floor],
+        list(plan.request_floors.items()),
+        sorted(set(plan.rewritten) | set(sessions)),
     )
-    await _execute(conn, queries.PRUNE_EVENTS, [(e.session_id, e.floor) for e in events if e.floor])
     for e in events:
         for first, last in e.seal:
             await _seal(conn, e.session_id, first, last)
-    await _execute(
-        conn, queries.UPSERT_EVENT_LOGS, [(e.session_id, e.kept) for e in plan.events if e.kept]
-    )
-    emptied = [e.session_id for e in plan.events if not e.kept and e.existed]
-    if emptied:
-        await conn.execute(queries.DELETE_EVENT_LOGS, (emptied,))
-    await _execute(
-        conn,
-        queries.UPSERT_REQUESTS,
-        [(r.session_id, r.request_id, r.n, r.body) for r in plan.requests],
-    )
-    await _execute(conn, queries.PRUNE_REQUESTS, list(plan.request_floors.items()))
-    # A session's log falls out of use after a rewrite, once the last history entry over it
-    # is dropped: only sessions with more than one log have one to look for.
-    rewritten = set(plan.rewritten)
-    if sessions:
-        cur = await conn.execute(queries.SESSIONS_WITH_OLD_LOGS, (list(sessions),))
-        rewritten.update(sid for (sid,) in await cur.fetchall())
-    if rewritten:
-        await conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_ids": sorted(rewritten)})
     for q in plan.enqueue:  # under the key's lock too (``PostgresStore._apply``)
         await queue.enqueue(conn, q.session_id, q.request_id, q.data, False, q.enqueued_at)
 
 
-async def _select(
-    conn: AsyncConnection, statement: str, keys: list[str]
-) -> AsyncCursor[tuple[Any, ...]] | None:
-    """``statement`` over ``keys`` sent, its rows not yet read; ``None`` without keys."""
-    return await conn.execute(statement, (keys,)) if keys else None
-
-
-async def _rows(cur: AsyncCursor[tuple[Any, ...]] | None) -> list[tuple[Any, ...]]:
-    return await cur.fetchall() if cur is not None else []
+@functools.cache
+def _reads(parts: tuple[str, ...]) -> str:
+    """The statement of queries.READ_PARTS's ``parts`` (in that order)."""
+    ctes = [queries.READ_PARTS[name][0] for name in parts if queries.READ_PARTS[name][0]]
+    branches = "\nUNION ALL\n".join(queries.READ_PARTS[name][1] for name in parts)
+    return f"WITH {', '.join(ctes)}\n{branches}" if ctes else branches
 
 
 async def _execute(conn: AsyncConnection, statement: str, rows: Sequence[tuple[Any, ...]]) -> None:
     """``statement`` over ``rows``, given as one array per column (``unnest``); nothing
     when there are no rows."""
     if rows:
-        await conn.execute(statement, [list(column) for column in zip(*rows)])
+        await conn.execute(statement, [packed(column) for column in zip(*rows)])
+
+
+async def _execute_merged(
+    conn: AsyncConnection, *statements: tuple[str, Sequence[tuple[Any, ...]]]
+) -> None:
+    """Each of ``statements`` (an ``INSERT`` over ``unnest`` of positional binary arrays,
+    with its rows) that has rows, all in one statement: the first ones as data-modifying
+    CTEs, the last as the main statement. Only for statements on different tables."""
+    given = [(sql, rows) for sql, rows in statements if rows]
+    if not given:
+        return
+    params: list[Any] = []
+    for _, rows in given:
+        params += [packed(column) for column in zip(*rows)]
+    await conn.execute(_merged(tuple(sql for sql, _ in given)), params)
+
+
+@functools.cache
+def _merged(statements: tuple[str, ...]) -> str:
+    *first, last = statements
+    ctes = ", ".join(f"w{i} AS ({sql.strip()})" for i, sql in enumerate(first))
+    return f"WITH {ctes}\n{last}" if ctes else last
+
+
+async def _drop(
+    conn: AsyncConnection,
+    history: list[tuple[str, int]],
+    events: list[tuple[str, int]],
+    requests: list[tuple[str, int]],
+    sessions: list[str],
+) -> None:
+    """The drops of a batch in one statement: history entries past each session's limit,
+    events and request records up to each floor, then the logs of ``sessions`` that
+    nothing refers to any more (the history entries dropped here included)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for name, rows in (("pruned", history), ("events", events), ("requests", requests)):
+        if rows:
+            parts.append(name)
+            params += [packed(column) for column in zip(*rows)]
+    if sessions:
+        parts.append("logs")
+        params.append(packed(sessions))
+    if parts:
+        await conn.execute(_drops(tuple(parts)), params)
+
+
+@functools.cache
+def _drops(parts: tuple[str, ...]) -> str:
+    statements = {
+        "pruned": queries.PRUNE_HISTORY,
+        "events": queries.PRUNE_EVENTS,
+        "requests": queries.PRUNE_REQUESTS,
+        "logs": queries.DELETE_PRUNED_LOGS
+        if "pruned" in parts
+        else queries.DELETE_UNREFERENCED_LOGS,
+    }
+    *first, last = parts
+    ctes = [
+        f"{name} AS ({statements[name].strip()}{' RETURNING id' if name == 'pruned' else ''})"
+        for name in first
+    ]
+    return f"WITH {', '.join(ctes)}\n{statements[last]}" if ctes else statements[last]
 
 
 async def _seal(conn: AsyncConnection, session_id: str, first: int, last: int) -> None:
@@ -185,7 +263,7 @@ async def delete(
         await conn.execute(queries.DELETE_HISTORY, (session_id,))
         await conn.execute(queries.DELETE_EVENTS, (session_id,))
         await conn.execute(queries.DELETE_EVENT_LOGS, ([session_id],))
-    await conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_ids": [session_id]})
+    await conn.execute(queries.DELETE_UNREFERENCED_LOGS, ([session_id],))
     return await deleted.fetchone() is not None
 
 

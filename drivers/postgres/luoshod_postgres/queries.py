@@ -6,10 +6,11 @@ header over a prefix of a log), ``history`` (past headers, each over a prefix of
 ``approvals``, ``events`` and ``event_logs`` (how many events each log keeps); plus
 ``requests`` (each session's applied request records, numbered in the order first
 written) and ``leases`` (one row per session ever leased: owner, fencing token, expiry by the
-database's clock). A batch of saves writes each table with one statement over arrays
-(``unnest``), so a batch costs a handful of round trips whatever its size. Arrays are
-sent in binary (``%b``): psycopg's text form escapes every element, which cost more than
-the rest of a save.
+database's clock). A batch of saves writes each table over arrays (``unnest``), the
+tables' inserts merged into one statement (:func:`.ops.save_batch`), so a batch costs
+the same few statements and two round trips whatever its size. Arrays are sent in binary
+(``%b``), packed by :mod:`.arrays`: psycopg's text form escapes every element, and its
+generic binary lists cost more than the rest of a save.
 """
 
 # -- locks -----------------------------------------------------------------------------
@@ -26,14 +27,13 @@ SELECT count(pg_advisory_xact_lock(%s, hashtext(s))) FROM unnest(%b::text[]) AS 
 
 LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(%s, 0)"
 
+BEGIN = "BEGIN"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+
 READ_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 # -- sessions --------------------------------------------------------------------------
-SELECT_HEADS = """
-SELECT session_id, log_id, version, message_count FROM sessions
-WHERE session_id = ANY(%b::text[])
-"""
-
 # The header and the messages of its prefix, concatenated (one snapshot, one round trip).
 SELECT_SESSION = """
 SELECT s.header::text,
@@ -102,21 +102,28 @@ FROM unnest(%b::bigint[], %b::bigint[]) AS l (log_id, n)
 """
 
 # Logs of the given sessions that neither the session nor any of its history entries refer
-# to; their messages go with them (ON DELETE CASCADE).
+# to; their messages go with them (ON DELETE CASCADE). Run after every save batch over its
+# sessions (no read of which ones have an old log first: a round trip more): a session
+# with one log is skipped at its first lookup (its row refers to that log).
 DELETE_UNREFERENCED_LOGS = """
 DELETE FROM logs l
-WHERE l.session_id = ANY(%(session_ids)s::text[])
+WHERE l.session_id = ANY(%b::text[])
   AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = l.session_id
                                              AND s.log_id = l.log_id)
   AND NOT EXISTS (SELECT 1 FROM history h WHERE h.session_id = l.session_id
                                             AND h.log_id = l.log_id)
 """
 
-# Of the sessions given, those with more than one message log.
-SESSIONS_WITH_OLD_LOGS = """
-SELECT session_id FROM logs
-WHERE session_id = ANY(%b::text[])
-GROUP BY session_id HAVING count(*) > 1
+# The same, in one statement with PRUNE_HISTORY as the CTE ``pruned`` (RETURNING id): the
+# statement does not see its own CTE's deletions, so the entries it prunes are left out.
+DELETE_PRUNED_LOGS = """
+DELETE FROM logs l
+WHERE l.session_id = ANY(%b::text[])
+  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = l.session_id
+                                             AND s.log_id = l.log_id)
+  AND NOT EXISTS (SELECT 1 FROM history h WHERE h.session_id = l.session_id
+                                            AND h.log_id = l.log_id
+                                            AND h.id NOT IN (SELECT id FROM pruned))
 """
 
 DELETE_SESSION_LOGS = "DELETE FROM logs WHERE session_id = %s"
@@ -163,13 +170,6 @@ ORDER BY 1 LIMIT %(limit)s
 """
 
 # -- approvals -------------------------------------------------------------------------
-# Which of the approvals given are pending, and for which session; locked until commit.
-SELECT_PENDING = """
-SELECT approval_id, session_id FROM approvals
-WHERE approval_id = ANY(%b::text[])
-FOR UPDATE
-"""
-
 # An id held for another session moves to this one (import; ids are unique in practice).
 UPSERT_APPROVALS = """
 INSERT INTO approvals (approval_id, session_id, body)
@@ -198,15 +198,6 @@ ORDER BY approval_id LIMIT %(limit)s
 """
 
 # -- event logs ------------------------------------------------------------------------
-# Of the sessions given, those with an event log: how many events it keeps and its last seq
-# (found at the end of the (session_id, seq) index).
-SELECT_EVENT_LOGS = """
-SELECT l.session_id, l.kept,
-       (SELECT max(e.seq) FROM events e WHERE e.session_id = l.session_id)
-FROM event_logs l
-WHERE l.session_id = ANY(%b::text[])
-"""
-
 INSERT_EVENTS = """
 INSERT INTO events (session_id, seq, data)
 SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[])
@@ -257,19 +248,6 @@ DELETE_EVENTS = "DELETE FROM events WHERE session_id = %s"
 DELETE_EVENT_LOGS = "DELETE FROM event_logs WHERE session_id = ANY(%b::text[])"
 
 # -- applied request records (R74) -----------------------------------------------------
-# Of the sessions given, the highest record number (NULL: none).
-SELECT_REQUEST_LAST = """
-SELECT s, (SELECT max(r.n) FROM requests r WHERE r.session_id = s)
-FROM unnest(%b::text[]) AS s
-"""
-
-# Of the (session id, request id) pairs given as two arrays, those stored.
-SELECT_REQUEST_NUMBERS = """
-SELECT r.session_id, r.request_id, r.n
-FROM unnest(%b::text[], %b::text[]) AS k(s, i)
-JOIN requests r ON r.session_id = k.s AND r.request_id = k.i
-"""
-
 UPSERT_REQUESTS = """
 INSERT INTO requests (session_id, request_id, n, body)
 SELECT * FROM unnest(%b::text[], %b::text[], %b::bigint[], %b::json[])
@@ -328,7 +306,7 @@ RETURNING extract(epoch FROM expires_at)::float8
 
 # A daemon's lease upkeep: every lease it holds renewed in one statement (one commit);
 # each row tells whether it was renewed (its new expiry) or else the session's token now.
-# The rows are locked in id order first, as saves lock them (SELECT_TOKENS): an UPDATE
+# The rows are locked in id order first, as saves lock them (READ_PARTS["tokens"]): an UPDATE
 # joined in any other order could deadlock with a save batch of the same sessions.
 RENEW_LEASES = f"""
 WITH given AS (
@@ -370,13 +348,57 @@ WITH released AS (
 SELECT count(*) FROM released
 """
 
-# The tokens of the sessions given, held (FOR SHARE) until the writing transaction
-# commits: a lease cannot be taken over between a save's check and its commit.
-SELECT_TOKENS = """
-SELECT session_id, token FROM leases WHERE session_id = ANY(%b::text[])
-ORDER BY session_id
-FOR SHARE
-"""
+# -- what a save batch is checked against, in one statement ------------------------------
+# The reads of a batch (those with keys) as the branches of one UNION ALL, each row tagged
+# with its branch (READ_PARTS, in this order) in one shape:
+# (tag, text, text, bigint, bigint, bigint). The locking reads are CTEs (FOR SHARE and FOR
+# UPDATE are not allowed in a UNION's branch), read first, the tokens in id order. One
+# statement, one snapshot, taken after the sessions' locks (LOCK_SESSIONS, a statement
+# before it): a statement a read cost the event loop more than its rows.
+READ_PARTS: dict[str, tuple[str, str]] = {
+    # name: (its CTE, or ""; its branch of the UNION ALL)
+    # The fencing tokens of the sessions given, held (FOR SHARE) until the writing
+    # transaction commits: a lease cannot be taken over between a save's check and its
+    # commit.
+    "tokens": (
+        "tokens AS (SELECT session_id, token FROM leases WHERE session_id = ANY(%b::text[]) "
+        "ORDER BY session_id FOR SHARE)",
+        "SELECT 0, session_id, NULL::text, token, NULL::bigint, NULL::bigint FROM tokens",
+    ),
+    # The latest checkpoint of each session given: its log, version and message count.
+    "heads": (
+        "",
+        "SELECT 1, session_id, NULL, log_id, version, message_count FROM sessions "
+        "WHERE session_id = ANY(%b::text[])",
+    ),
+    # Which of the approvals given are pending, and for which session; locked until commit.
+    "pending": (
+        "pending AS (SELECT approval_id, session_id FROM approvals "
+        "WHERE approval_id = ANY(%b::text[]) FOR UPDATE)",
+        "SELECT 2, approval_id, session_id, NULL, NULL, NULL FROM pending",
+    ),
+    # Of the sessions given, those with an event log: how many events it keeps and its last
+    # seq (found at the end of the (session_id, seq) index).
+    "event_logs": (
+        "",
+        "SELECT 3, l.session_id, NULL, l.kept, "
+        "(SELECT max(e.seq) FROM events e WHERE e.session_id = l.session_id), NULL "
+        "FROM event_logs l WHERE l.session_id = ANY(%b::text[])",
+    ),
+    # Of the sessions given, the highest record number (NULL: none).
+    "request_last": (
+        "",
+        "SELECT 4, s, NULL, (SELECT max(r.n) FROM requests r WHERE r.session_id = s), NULL, "
+        "NULL FROM unnest(%b::text[]) AS s",
+    ),
+    # Of the (session id, request id) pairs given as two arrays, those stored.
+    "request_numbers": (
+        "",
+        "SELECT 5, r.session_id, r.request_id, r.n, NULL, NULL "
+        "FROM unnest(%b::text[], %b::text[]) AS k(s, i) "
+        "JOIN requests r ON r.session_id = k.s AND r.request_id = k.i",
+    ),
+}
 
 # The transactions (of any daemon on this database: the same application_name, luoshod's
 # unless the URL sets another) that have waited on their client in

@@ -252,11 +252,14 @@ async def test_connections_ended_by_the_server_are_replaced(
     await store.save(Checkpoint("s", version=1), stored_messages=0)
     with psycopg.connect(postgres_server.url, autocommit=True) as conn:
         ended = conn.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity "
             "WHERE application_name = 'luoshod'"
         ).fetchone()
     assert ended is not None and ended[0] >= 1
-    # The pool checks a connection before handing it out: no call sees the dead one.
+    # pg_terminate_backend's timeout: it returned once the backends had ended (their
+    # sockets closed). The pool checks a connection before handing it out: a socket that
+    # reads (the server's goodbye, its end closed) is asked the server, and no call sees
+    # the dead one.
     await store.save(Checkpoint("s", version=2), stored_messages=0)
     loaded = await store.load("s")
     assert loaded is not None and loaded.version == 2
