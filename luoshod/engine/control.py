@@ -16,9 +16,10 @@ T = TypeVar("T")
 
 class Sink(Protocol):
     """Receives a run's events once they are durable (in the store's event log), with
-    their encoded form when the engine encoded them for the log."""
+    their wire form when the engine encoded them for the log (what the encoder gave with
+    their stored form: ``LoopSettings.encode_event``; opaque to the engine)."""
 
-    async def emit(self, event: Event, encoded: bytes | None = None) -> None: ...
+    async def emit(self, event: Event, encoded: object | None = None) -> None: ...
 
 
 #: R77: the answers to a ``tool.reconcile``. DONE: the outcome's result is the call's;

@@ -152,8 +152,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.limits = limits
         self.hub = hub
         # An event recorded outside a run (a resume refused for drift) reaches watchers too.
-        engine.recorded = lambda event, data: hub.publish(
-            event.session_id, stored_events.decode(data, event.session_id, event.seq)
+        engine.recorded = lambda event, wire: hub.publish(
+            event.session_id, wire if isinstance(wire, pb.Event) else convert.event_pb(event)
         )
         #: Starts runs and streams their events; its ``notifier`` (webhooks) is set by the
         #: daemon when configured.
