@@ -137,8 +137,7 @@ class RunControl:
         whichever comes first: ``(answer, True)``, or ``(None, False)`` with ``work``
         cancelled (:attr:`aborted` then says which)."""
         task = asyncio.ensure_future(work)
-        waiting: set[asyncio.Future[Any]] = {task, self.aborted_signal(), self.halted_signal()}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        await wait_first(task, self.aborted_signal(), self.halted_signal())
         if task.done():
             return task.result(), True
         task.cancel()
@@ -151,6 +150,26 @@ class RunControl:
         if self._stop_signal is None:
             self._stop_signal = _signal(self._stopped)
         return self._stop_signal
+
+
+async def wait_first(*futures: asyncio.Future[Any]) -> None:
+    """Wait until one of ``futures`` is done, cancelling none of them whatever happens
+    here: ``asyncio.wait(futures, return_when=FIRST_COMPLETED)`` without the sets it
+    builds and returns and its inner coroutine (a step waits like this three times).
+    Like it, returns on a later turn of the event loop even when one is done already."""
+    waiter = asyncio.get_running_loop().create_future()
+
+    def wake(_: object) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    for f in futures:
+        f.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        for f in futures:
+            f.remove_done_callback(wake)
 
 
 def _signal(done: bool) -> asyncio.Future[None]:

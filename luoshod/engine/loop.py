@@ -54,7 +54,7 @@ from . import (
     timers,
 )
 from . import events as ev
-from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
+from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks, wait_first
 from .daemon_tools import DaemonTools
 from .events import Event, SubagentTag
 from .fingerprint import Drift
@@ -610,8 +610,7 @@ class Run:
             for call, task in zip(now, tasks):
                 self.next_in_order = call.id
                 if not task.done():
-                    waiting: set[asyncio.Future[Any]] = {task, stop}
-                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                    await wait_first(task, stop)
                 if not task.done():
                     break
                 if isinstance(e := task.exception(), subagents.SubagentPaused):

@@ -34,6 +34,7 @@ from ..engine import (
     compare,
     fork,
     locate,
+    wait_first,
 )
 from ..errors import (
     ApprovalNotFound,
@@ -96,7 +97,7 @@ async def _durable(run: ActiveRun, saved: asyncio.Future[None], sid: str, call_i
     saved.add_done_callback(_read)  # its exception read, even if we go
     if not saved.done():
         run.hold_ack(saved)
-        await asyncio.wait((saved,))
+        await wait_first(saved)
     if not saved.cancelled():
         saved.result()
         return
