@@ -15,8 +15,9 @@ The cells run in ``--rounds`` rounds (3; every target once a round, a fresh serv
 store each time), so that each target is measured beside the null server several times:
 a cell's figures are the median of its rounds, its ratio to the null server the median of
 the ratios of each round (this shared VM's speed drifts by tens of percent within a
-minute). Targets at 64 sessions: memory:// at least 0.6x the null server, lmdb:// at
-least 0.5x with every save durable.
+minute). Targets at 64 sessions: memory:// at least 0.8x the null server, lmdb:// at
+least 0.7x with every save durable, and the daemon's CPU a step at most 1.3x the null
+server's (each round's ratio, like the rates'; ``CPU/step`` and ``CPU vs null`` columns).
 
 Then it loads 1,000 finished sessions into a fresh daemon on memory:// and reports its
 RSS (target: at most 120 MB). Every server is a subprocess, polled with grpc.health.v1
@@ -24,15 +25,25 @@ until SERVING; everything is stopped and removed at the end.
 
     .venv/bin/python bench/steps.py            # full run
     .venv/bin/python bench/steps.py --quick    # smoke run: fewer sessions, 1 and 8 at once
+    .venv/bin/python bench/steps.py --no-load --rounds 2 --targets null,memory --profile
+
+``--profile`` samples each daemon's 64-session cell of the first round with py-spy (a
+bench dependency: ``pip install py-spy`` into the venv) and prints the server's top
+functions, own and inclusive, each with its share of the samples as microseconds of the
+cell's CPU a step.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import importlib.util
 import json
+import re
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +62,9 @@ TOOL_STEPS = 20
 STEPS_PER_SESSION = TOOL_STEPS + 1  # model turns: 20 tool turns and the final text turn
 RSS_TARGET_MB = 120.0
 #: Steps/s at 64 sessions over the null server's, per target.
-RATIO_TARGETS = {"memory://": 0.6, "lmdb://": 0.5}
+RATIO_TARGETS = {"memory://": 0.8, "lmdb://": 0.7}
+#: The daemon's CPU a step at 64 sessions over the null server's, at most (memory://).
+CPU_RATIO_TARGETS = {"memory://": 1.3}
 
 
 def bench_agent(tool_steps: int) -> agent_pb2.AgentSpec:
@@ -123,6 +136,8 @@ class Cell:
     peak_rss_mb: float = 0.0
     server_cpu_s: float = 0.0
     error: str = ""
+    #: py-spy's raw samples of the server during the cell (``--profile``).
+    samples: str | None = None
 
     @property
     def cpu_us_per_step(self) -> float:
@@ -180,7 +195,71 @@ async def run_sessions(
         return time.perf_counter() - start
 
 
-async def bench_target(target: Target, plan: list[tuple[int, int]], tmp: Path) -> list[Cell]:
+class Spy:
+    """py-spy recording a server process until :meth:`stop`."""
+
+    def __init__(self, pid: int, out: Path) -> None:
+        self.out = out
+        spy = Path(sys.executable).parent / "py-spy"
+        argv = [str(spy), "record", "--pid", str(pid), "--nonblocking", "-r", "200"]
+        argv += ["-f", "raw", "-o", str(out)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> str | None:
+        """The raw samples (``None``: py-spy failed)."""
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=60)
+            return self.out.read_text(errors="replace")
+        except (subprocess.TimeoutExpired, OSError):
+            self.proc.kill()
+            return None
+
+
+def _function(frame: str) -> str:
+    """``name (path/file.py:line)`` as ``name (file.py)``, from the package's folder on."""
+    frame = re.sub(r":\d+\)$", ")", frame)
+    return re.sub(
+        r"\((?:/[^()]*/)?(?=luoshod[/_])|\((?:/[^()]*/)?(site-packages/|python3\.\d+/)", "(", frame
+    )
+
+
+def print_profile(cell: Cell, n: int = 10) -> None:
+    """The top functions of a cell's samples: own (the innermost frame; ``Handle._run``'s
+    own is the C code it calls: gRPC's and asyncio's) and inclusive (the daemon's own
+    functions, its entry points left out), each as its share and as microseconds of the
+    cell's CPU a step."""
+    if cell.samples is None:
+        print(f"\nprofile of {cell.target} at {cell.concurrency}: no samples (is py-spy here?)")
+        return
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in cell.samples.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [_function(f) for f in stack.split(";")]
+        total += int(count)
+        own[frames[-1]] += int(count)
+        for frame in set(frames):
+            if "(luoshod" in frame and not re.search(r"\(luoshod/(cli/|__main__)", frame):
+                inclusive[frame] += int(count)
+    us = cell.cpu_us_per_step
+    print(
+        f"\nprofile of {cell.target}, {cell.concurrency} sessions: {total} samples, "
+        f"{us:.0f} µs of CPU a step"
+    )
+    for name, counter in (("own", own), ("inclusive, the daemon's functions", inclusive)):
+        print(f"  {name}:")
+        for frame, count in counter.most_common(n):
+            share = count / max(total, 1)
+            print(f"    {share:6.1%} {share * us:6.0f} µs  {frame}")
+
+
+async def bench_target(
+    target: Target, plan: list[tuple[int, int]], tmp: Path, profile: bool = False
+) -> list[Cell]:
     cells = [Cell(target.name, c, n) for c, n in plan]
     server = ServerProcess(
         target.name,
@@ -204,15 +283,24 @@ async def bench_target(target: Target, plan: list[tuple[int, int]], tmp: Path) -
                 file=sys.stderr,
             )
             cpu = server.cpu_seconds()
+            spy = None
+            if profile and target.is_daemon and cell.concurrency == 64:
+                spy = Spy(server.pid, tmp / f"{target.name.split(':')[0]}-{cell.concurrency}.spy")
             try:
                 cell.wall_s = await run_sessions(
                     server.address, prefix, cell.sessions, cell.concurrency, agent, cell
                 )
                 # The warm-up session's steps are not counted; its CPU is (a few %).
                 cell.server_cpu_s = server.cpu_seconds() - cpu
+                if spy is not None:
+                    cell.samples = spy.stop()
+                    spy = None
             except (LuoshoError, RuntimeError) as err:
                 cell.error = f"{type(err).__name__}: {err}"
                 print(f"  {target.name}: {cell.error}\n{server.log_tail()}", file=sys.stderr)
+            finally:
+                if spy is not None:
+                    spy.stop()
             cell.peak_rss_mb = server.peak_rss_mb()
     finally:
         await server.stop()
@@ -279,12 +367,13 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
     print("  vs null    steps/s over the null server's at the same concurrency in the same")
     print("             round; the median of the rounds, then their range")
     print("  CPU/step   the server process's CPU time (all threads) a step, in microseconds")
+    print("  CPU x      CPU/step over the null server's in the same round (median of rounds)")
     print("  peak RSS   VmHWM of the server process (the largest of the rounds)")
     print()
     header = (
         f"{'target':<10} {'conc':>4} {'sessions':>8} {'steps':>6} {'wall s':>7} "
         f"{'steps/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs null':>7} {'range':>11} "
-        f"{'peak RSS MB':>11}"
+        f"{'CPU/step µs':>11} {'CPU x':>6} {'peak RSS MB':>11}"
     )
     print(header)
     print("-" * len(header))
@@ -296,7 +385,7 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
         if failed is not None:
             print(f"{first.target:<10} {first.concurrency:>4} {first.sessions:>8}  {failed.error}")
             continue
-        ratios = []
+        ratios, cpu_ratios = [], []
         for r in rounds:
             base = next(
                 (c for c in r if c.target == "null" and c.concurrency == first.concurrency), None
@@ -304,6 +393,8 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
             cell = next(c for c in r if (c.target, c.concurrency) == key)
             if base is not None and not base.error and base.steps_per_s:
                 ratios.append(cell.steps_per_s / base.steps_per_s)
+            if base is not None and not base.error and base.cpu_us_per_step:
+                cpu_ratios.append(cell.cpu_us_per_step / base.cpu_us_per_step)
         lat = sorted(x for c in cells for x in c.latencies)
         ratio = statistics.median(ratios) if ratios else None
         shown = f"{ratio:6.2f}x" if ratio is not None else "    n/a"
@@ -314,13 +405,20 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
             ok = ratio >= target
             missed |= not ok
             verdict = f"  >= {target}x: {'ok' if ok else 'MISSED'}"
+        cpu_ratio = statistics.median(cpu_ratios) if cpu_ratios else None
+        cpu_shown = f"{cpu_ratio:5.2f}x" if cpu_ratio is not None else "   n/a"
+        cpu_target = CPU_RATIO_TARGETS.get(first.target) if first.concurrency == 64 else None
+        if cpu_target is not None and cpu_ratio is not None:
+            ok = cpu_ratio <= cpu_target
+            missed |= not ok
+            verdict += f"; CPU <= {cpu_target}x: {'ok' if ok else 'MISSED'}"
         print(
             f"{first.target:<10} {first.concurrency:>4} {first.sessions:>8} "
             f"{statistics.median(c.steps for c in cells):>6.0f} "
             f"{statistics.median(c.wall_s for c in cells):>7.2f} "
             f"{statistics.median(c.steps_per_s for c in cells):>8.1f} "
             f"{_ms(percentile(lat, 50))} {_ms(percentile(lat, 99))} {shown:>7} {spread:>11} "
-            f"{statistics.median(c.cpu_us_per_step for c in cells):>8.0f} "
+            f"{statistics.median(c.cpu_us_per_step for c in cells):>11.0f} {cpu_shown:>6} "
             f"{max(c.peak_rss_mb for c in cells):>11.1f}{verdict}"
         )
     if load is None:
@@ -370,7 +468,7 @@ async def main_async(opts: argparse.Namespace) -> int:
                         for c, n in plan
                     ]
                     continue
-                cells += await bench_target(target, plan, tmp)
+                cells += await bench_target(target, plan, tmp, opts.profile and r == 0)
             rounds.append(cells)
         tmp = Path(tmp_dir)
         if not opts.no_load:
@@ -379,6 +477,9 @@ async def main_async(opts: argparse.Namespace) -> int:
             else:
                 load = Load(load_sessions, error="skipped: luoshod is not installed")
     missed = report(rounds, load)
+    for cell in rounds[0] if opts.profile else []:
+        if cell.concurrency == 64 and cell.target != "null":
+            print_profile(cell)
     failed = any(c.error and not c.error.startswith("skipped") for r in rounds for c in r)
     return 1 if failed or (missed and not opts.quick) else 0
 
@@ -395,6 +496,11 @@ def main() -> int:
         "--rounds", type=int, default=3, help="rounds of every cell (medians are shown)"
     )
     parser.add_argument("--no-load", action="store_true", help="skip the 1,000-session memory test")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample each daemon's 64-session cell of the first round with py-spy",
+    )
     opts = parser.parse_args()
     try:
         return asyncio.run(main_async(opts))

@@ -157,7 +157,18 @@ class Usage:
         return float(getattr(self, cap))
 
     def copy(self) -> Usage:
-        return dataclasses.replace(self)
+        # Spelled out: ``dataclasses.replace`` walks the fields on every call, and a step
+        # copies usages several times (its turn, its events, each save's detached copy).
+        return Usage(
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.total_tokens,
+            self.model_calls,
+            self.cost_usd,
+            self.cached_input_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         # Spelled out: dataclasses.asdict deep-copies recursively, and this runs on every save.

@@ -32,6 +32,7 @@ from .control import (
     Sink,
     ToolOutcome,
     ToolPort,
+    wait_first,
 )
 from .engine import (
     DEFAULT_TOOL_TIMEOUT_S,
@@ -124,6 +125,7 @@ __all__ = [
     "SubagentTag",
     "ToolOutcome",
     "ToolPort",
+    "wait_first",
     "check_same_body",
     "compare",
     "default_owner",

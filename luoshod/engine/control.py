@@ -16,9 +16,10 @@ T = TypeVar("T")
 
 class Sink(Protocol):
     """Receives a run's events once they are durable (in the store's event log), with
-    their encoded form when the engine encoded them for the log."""
+    their wire form when the engine encoded them for the log (what the encoder gave with
+    their stored form: ``LoopSettings.encode_event``; opaque to the engine)."""
 
-    async def emit(self, event: Event, encoded: bytes | None = None) -> None: ...
+    async def emit(self, event: Event, encoded: object | None = None) -> None: ...
 
 
 #: R77: the answers to a ``tool.reconcile``. DONE: the outcome's result is the call's;
@@ -136,8 +137,7 @@ class RunControl:
         whichever comes first: ``(answer, True)``, or ``(None, False)`` with ``work``
         cancelled (:attr:`aborted` then says which)."""
         task = asyncio.ensure_future(work)
-        waiting: set[asyncio.Future[Any]] = {task, self.aborted_signal(), self.halted_signal()}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        await wait_first(task, self.aborted_signal(), self.halted_signal())
         if task.done():
             return task.result(), True
         task.cancel()
@@ -150,6 +150,26 @@ class RunControl:
         if self._stop_signal is None:
             self._stop_signal = _signal(self._stopped)
         return self._stop_signal
+
+
+async def wait_first(*futures: asyncio.Future[Any]) -> None:
+    """Wait until one of ``futures`` is done, cancelling none of them whatever happens
+    here: ``asyncio.wait(futures, return_when=FIRST_COMPLETED)`` without the sets it
+    builds and returns and its inner coroutine (a step waits like this three times).
+    Like it, returns on a later turn of the event loop even when one is done already."""
+    waiter = asyncio.get_running_loop().create_future()
+
+    def wake(_: object) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    for f in futures:
+        f.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        for f in futures:
+            f.remove_done_callback(wake)
 
 
 def _signal(done: bool) -> asyncio.Future[None]:

@@ -186,7 +186,7 @@ class Engine:
         *,
         default_tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
         clock: Callable[[], float] = time.time,
-        encode_event: Callable[[Event], bytes] = lambda e: repr(e).encode(),
+        encode_event: Callable[[Event], tuple[bytes, object]] = lambda e: (repr(e).encode(), None),
         leases: LeasePolicy | None = None,
         request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT,
         daemon_tools: DaemonTools | None = None,
@@ -198,9 +198,9 @@ class Engine:
         self._clock = clock
         self.leases = leases or LeasePolicy()
         #: Told of each event recorded outside a run (a resume refused for drift) once it
-        #: is in the log, with its encoded form: the daemon hands it to the session's
-        #: watchers, as a run's sink does with the run's events.
-        self.recorded: Callable[[Event, bytes], None] | None = None
+        #: is in the log, with its wire form (``encode_event``'s): the daemon hands it to
+        #: the session's watchers, as a run's sink does with the run's events.
+        self.recorded: Callable[[Event, object], None] | None = None
         #: Renews every lease this daemon holds, in one write each interval.
         self.keeper = LeaseKeeper(store, self.leases)
         self._loop = LoopSettings(
@@ -283,7 +283,8 @@ class Engine:
             ev.AGENT_DRIFT,
             {"drift": found, "refused": True},
         )
-        stored = StoredEvent(seq, self._loop.encode_event(event))
+        data, wire = self._loop.encode_event(event)
+        stored = StoredEvent(seq, data)
         try:
             await self.store.append_events(
                 cp.session_id, [stored], lease=held.lease if held else None
@@ -292,7 +293,7 @@ class Engine:
             log.warning("refused drift of session %s not recorded: %s", cp.session_id, e)
             return
         if self.recorded is not None:
-            self.recorded(event, stored.data)
+            self.recorded(event, wire)
 
     async def _go(
         self, held: Held, prepared: Prepared, sink: Sink, tools: ToolPort, control: RunControl
@@ -794,7 +795,7 @@ class _Recorded:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+    async def emit(self, event: Event, encoded: object | None = None) -> None:
         if self._engine.recorded is not None and encoded is not None:
             self._engine.recorded(event, encoded)
 
@@ -815,7 +816,7 @@ class _StepInLogs:
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
 
-    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+    async def emit(self, event: Event, encoded: object | None = None) -> None:
         step = event.data.get("step", event.data.get("step_index"))
         if isinstance(step, int):
             logs.step.set(step)

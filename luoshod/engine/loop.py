@@ -53,7 +53,7 @@ from . import (
     timers,
 )
 from . import events as ev
-from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
+from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks, wait_first
 from .daemon_tools import DaemonTools
 from .events import Event, SubagentTag
 from .fingerprint import Drift
@@ -111,7 +111,9 @@ class Prepared:
 class LoopSettings:
     store: Store
     clock: Callable[[], float]
-    encode_event: Callable[[Event], bytes]
+    #: An event's stored form (the bytes its event log keeps) and its wire form, built
+    #: with it and handed to the sink with the event (opaque here; ``None``: none).
+    encode_event: Callable[[Event], tuple[bytes, object]]
     default_tool_timeout_s: float
     #: The daemon's MCP servers (R70–R73); ``None``: no daemon tools.
     daemon_tools: DaemonTools | None = None
@@ -235,12 +237,19 @@ class Run:
             return
         self.queue_event(type_, data)
 
-    def _take(self) -> tuple[list[Event], list[StoredEvent]]:
+    def _take(self) -> tuple[list[Event], list[StoredEvent], list[object]]:
+        """The queued events, their stored forms and their wire forms (none without a
+        log)."""
         batch, self.outbox = self.outbox, []
-        stored = (
-            [StoredEvent(e.seq, self.s.encode_event(e)) for e in batch] if self.logs_events else []
-        )
-        return batch, stored
+        if not self.logs_events:
+            return batch, [], []
+        encode = self.s.encode_event
+        stored, wires = [], []
+        for e in batch:
+            data, wire = encode(e)
+            stored.append(StoredEvent(e.seq, data))
+            wires.append(wire)
+        return batch, stored, wires
 
     def _queued_with(self, batch: list[Event]) -> list[Enqueue]:
         """The inputs ``batch`` queues with it (the webhooks' outbox entries)."""
@@ -249,10 +258,10 @@ class Run:
             return []
         return [q for e in batch for q in notifications(e)]
 
-    async def _deliver(self, batch: list[Event], stored: list[StoredEvent]) -> None:
-        if stored:
-            for e, s in zip(batch, stored):
-                await self.sink.emit(e, s.data)
+    async def _deliver(self, batch: list[Event], wires: list[object]) -> None:
+        if wires:
+            for e, wire in zip(batch, wires):
+                await self.sink.emit(e, wire)
         else:
             for e in batch:
                 await self.sink.emit(e)
@@ -262,31 +271,30 @@ class Run:
         not saved yet is saved instead, with them (see :attr:`unsaved`)."""
         async with self.write_lock:
             if self.unsaved:
-                batch, stored = await self._save()
+                batch, wires = await self._save()
             elif not self.outbox:
                 return
             else:
-                batch, stored = self._take()
+                batch, stored, wires = self._take()
                 enqueue = self._queued_with(batch)
                 if stored or enqueue:
                     extra = {"enqueue": enqueue} if enqueue else {}
                     await self.s.store.append_events(
                         self.cp.session_id, stored, lease=self.p.lease, **extra
                     )
-        await self._deliver(batch, stored)
+        await self._deliver(batch, wires)
 
     async def save(self, *, approval: Approval | None = None) -> None:
         """Save the checkpoint with the queued events (and an approval to store or claim)."""
         async with self.write_lock:
-            batch, stored = await self._save(approval)
-        await self._deliver(batch, stored)
+            batch, wires = await self._save(approval)
+        await self._deliver(batch, wires)
 
-    async def _save(
-        self, approval: Approval | None = None
-    ) -> tuple[list[Event], list[StoredEvent]]:
-        """The save itself, under ``write_lock``; returns the events to deliver."""
+    async def _save(self, approval: Approval | None = None) -> tuple[list[Event], list[object]]:
+        """The save itself, under ``write_lock``; returns the events to deliver and their
+        wire forms."""
         cp = self.cp
-        batch, stored = self._take()
+        batch, stored, wires = self._take()
         cp.version += 1
         cp.updated_at = self.s.clock()
         extra: SaveOptions = {"lease": self.p.lease} if self.p.lease else {}
@@ -328,7 +336,7 @@ class Run:
         for task, n in written_tasks:  # each level's stored_messages (O(new) saves, R59)
             task.stored = n
         self.unsaved = False
-        return batch, stored
+        return batch, wires
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -587,8 +595,7 @@ class Run:
             for call, task in zip(now, tasks):
                 self.next_in_order = call.id
                 if not task.done():
-                    waiting: set[asyncio.Future[Any]] = {task, stop}
-                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                    await wait_first(task, stop)
                 if not task.done():
                     break
                 if isinstance(e := task.exception(), subagents.SubagentPaused):

@@ -519,7 +519,7 @@ class Daemon:
             self.store,
             providers,
             default_tool_timeout_s=config.tool_timeout_s,
-            encode_event=stored_events.encode,
+            encode_event=stored_events.encode_wire,
             leases=leases,
             request_id_limit=config.request_id_limit,
             daemon_tools=self.mcp,

@@ -643,15 +643,97 @@ def _payload(e: Event) -> dict[str, Any]:
 
 
 def event_pb(e: Event) -> pb.Event:
+    # Built from plain dicts: protobuf fills a message field from a dict in place, where a
+    # message built first is copied into it (a step's five events, twice as fast).
+    fill = _FILL.get(e.type)
     return pb.Event(
         session_id=e.session_id,
         run_id=e.run_id,
         seq=e.seq,
-        time=timestamp(e.time),
+        time=_time(e.time),
         type=e.type,
         subagent=_subagent_pb(e.subagent) if e.subagent else None,
-        **_payload(e),
+        **(fill(e.data) if fill is not None else _payload(e)),
     )
+
+
+#: What ``Timestamp`` takes (google/protobuf/timestamp.proto: 0001-01-01 to 9999-12-31).
+_MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799
+
+
+def _time(t: float) -> dict[str, int] | Timestamp:
+    """An event's time as :func:`timestamp` makes it (a time out of range raises there)."""
+    seconds, nanos = divmod(int(t * 1e9), 1_000_000_000)
+    if _MIN_SECONDS <= seconds <= _MAX_SECONDS:
+        return {"seconds": seconds, "nanos": nanos}
+    return timestamp(t)
+
+
+def _usage_dict(u: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.total_tokens,
+        "model_calls": u.model_calls,
+        "cost_usd": u.cost_usd,
+        "cached_input_tokens": u.cached_input_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "reasoning_tokens": u.reasoning_tokens,
+    }
+
+
+def _call_dict(c: ToolCall) -> dict[str, Any]:
+    return {"id": c.id, "name": c.name, "arguments_json": c.arguments_json}
+
+
+def _message_dict(m: Message) -> dict[str, Any]:
+    """:func:`message_pb`'s fields, as a dict."""
+    out: dict[str, Any] = {
+        "role": ROLE_TO_PB[m.role],
+        "content": m.content,
+        "tool_calls": [_call_dict(c) for c in m.tool_calls],
+        "tool_call_id": m.tool_call_id,
+        "tool_name": m.tool_name,
+        "is_error": m.is_error,
+        "model": m.model,
+        "reasoning": [
+            {"provider": b.provider, "raw_json": b.raw_json, "text": b.text} for b in m.reasoning
+        ],
+        "pinned": m.pinned,
+    }
+    if m.usage is not None:
+        out["usage"] = _usage_dict(m.usage)
+    return out
+
+
+def _tool_call_payload(d: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "tool_call": {
+            "step": d["step"],
+            "call": _call_dict(d["call"]),
+            "timeout_ms": d["timeout_ms"],
+            "executor": mcp_convert.EXECUTOR_TO_PB[d.get("executor", "client")],
+            "attempt": d.get("attempt", 0),
+            "reconciled": RECONCILE_TO_PB[d.get("reconciled", "")],
+        }
+    }
+
+
+#: The payloads of a step's events (the ones every step sends), as dicts; the others are
+#: built by :func:`_payload`.
+_FILL: dict[str, Any] = {
+    engine.STEP_START: lambda d: {"step_start": {"step": d["step"]}},
+    engine.MODEL_TURN: lambda d: {
+        "model_turn": {
+            "step": d["step"],
+            "message": _message_dict(d["message"]),
+            "usage": _usage_dict(d["usage"]),
+        }
+    },
+    engine.TOOL_CALL: _tool_call_payload,
+    engine.TOOL_RESULT: lambda d: {"tool_result": d},
+    engine.STEP_DONE: lambda d: {"step_done": {"step": d["step"]}},
+}
 
 
 def _subagent_pb(t: SubagentTag) -> pb.SubAgentTag:

@@ -104,17 +104,14 @@ class QueueSink:
         self.run_id = ""
         self.failure_notice: asyncio.Task[None] | None = None  # a failed run's webhook write
 
-    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+    async def emit(self, event: Event, encoded: object | None = None) -> None:
         self.observer.event(event)
         self.run_id = event.run_id
         if self.notify is not None:
             await self.notify(event)
-        # Parsing the bytes already encoded for the event log is cheaper than building again.
-        proto = (
-            stored_events.decode(encoded, event.session_id, event.seq)
-            if encoded is not None
-            else convert.event_pb(event)
-        )
+        # The message built when the event was encoded for the log (stored_events), else
+        # built here (a store without an event log, a progress-only event).
+        proto = encoded if isinstance(encoded, pb.Event) else convert.event_pb(event)
         if log.isEnabledFor(logging.DEBUG):
             if self.log_contents:
                 body = json_format.MessageToJson(proto, indent=None)

@@ -34,6 +34,7 @@ from ..engine import (
     compare,
     fork,
     locate,
+    wait_first,
 )
 from ..errors import (
     ApprovalNotFound,
@@ -96,7 +97,7 @@ async def _durable(run: ActiveRun, saved: asyncio.Future[None], sid: str, call_i
     saved.add_done_callback(_read)  # its exception read, even if we go
     if not saved.done():
         run.hold_ack(saved)
-        await asyncio.wait((saved,))
+        await wait_first(saved)
     if not saved.cancelled():
         saved.result()
         return
@@ -152,8 +153,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.limits = limits
         self.hub = hub
         # An event recorded outside a run (a resume refused for drift) reaches watchers too.
-        engine.recorded = lambda event, data: hub.publish(
-            event.session_id, stored_events.decode(data, event.session_id, event.seq)
+        engine.recorded = lambda event, wire: hub.publish(
+            event.session_id, wire if isinstance(wire, pb.Event) else convert.event_pb(event)
         )
         #: Starts runs and streams their events; its ``notifier`` (webhooks) is set by the
         #: daemon when configured.

@@ -8,9 +8,11 @@ on a sub-agent's event, its tag's ``name`` and ``depth`` (the last element and t
 of its ``path``). Of a sub-agent's ``tool.result`` that is 40 of its 130 bytes; the event
 log keeps 1000 events a session, so this is most of what a session's log costs beyond
 its contents. :func:`decode` puts them back, so Watch, a replayed retry and the queue's
-followers return exactly the event that was emitted; :func:`encode` checks that it does
-before leaving anything out (an event it cannot restore exactly is stored whole), and
+followers return exactly the event that was emitted; :func:`encode` leaves out only what
+:func:`decode` restores exactly (an event it could not is stored whole), and
 :func:`decode` reads an event stored whole (by a luoshod before this form) as it is.
+:func:`encode_wire` gives the run's sink the event it encoded, so an event is built once
+for the log and the stream.
 """
 
 from __future__ import annotations
@@ -23,22 +25,34 @@ from . import convert
 
 def encode(event: Event) -> bytes:
     """The stored form of ``event`` (see the module)."""
+    return encode_wire(event)[0]
+
+
+def encode_wire(event: Event) -> tuple[bytes, pb.Event]:
+    """The stored form of ``event`` and the event whole, as it is sent: one message built
+    once, serialized without what :func:`decode` puts back, then given it back. What
+    :func:`decode` would fill in but the event leaves empty (a tag's name and depth, a
+    payload's type) is stored whole."""
     full = convert.event_pb(event)
-    compact = pb.Event()
-    compact.CopyFrom(full)
-    compact.ClearField("session_id")
-    compact.ClearField("seq")
-    if _type_of(compact) == full.type:
-        compact.ClearField("type")
-    if compact.HasField("subagent"):
-        tag = compact.subagent
-        if tag.path and tag.name == tag.path[-1] and tag.depth == len(tag.path):
-            tag.ClearField("name")
-            tag.ClearField("depth")
-    data = compact.SerializeToString()
-    if decode(data, full.session_id, full.seq) != full:
-        return full.SerializeToString()
-    return data
+    tag = full.subagent if full.HasField("subagent") else None
+    type_, derived = full.type, _type_of(full)
+    if (tag is not None and tag.path and not tag.name and not tag.depth) or (derived and not type_):
+        return full.SerializeToString(), full
+    session_id, seq = full.session_id, full.seq
+    full.ClearField("session_id")
+    full.ClearField("seq")
+    if derived == type_:
+        full.ClearField("type")
+    if tag is not None and tag.path and tag.name == tag.path[-1] and tag.depth == len(tag.path):
+        name, depth = tag.name, tag.depth
+        tag.ClearField("name")
+        tag.ClearField("depth")
+        data = full.SerializeToString()
+        tag.name, tag.depth = name, depth
+    else:
+        data = full.SerializeToString()
+    full.session_id, full.seq, full.type = session_id, seq, type_
+    return data, full
 
 
 def decode(data: bytes, session_id: str, seq: int) -> pb.Event:

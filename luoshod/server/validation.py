@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections import OrderedDict
 
 from google.protobuf.message import Message as ProtoMessage
 from jsonschema.exceptions import SchemaError
@@ -69,7 +70,33 @@ def check_json(text: str, field: str) -> str:
     return text
 
 
+#: The lead agent specs checked last, by their bytes: the runs of a service mostly send
+#: one spec, checked and converted once, and they share one ``AgentSpec`` (immutable),
+#: whose JSON the store's codec and hash chain keep by identity instead of encoding it,
+#: or hashing and comparing it, again at every save. Specs of at most
+#: :data:`SPEC_CACHE_BYTES` bytes, the newest :data:`SPEC_CACHE_SIZE` of them.
+SPEC_CACHE_SIZE = 64
+SPEC_CACHE_BYTES = 64 * 1024
+_checked: OrderedDict[bytes, AgentSpec] = OrderedDict()
+
+
 def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
+    if field != "agent":
+        return _check_agent(agent, field)
+    key = agent.SerializeToString(deterministic=True)
+    spec = _checked.get(key)
+    if spec is not None:
+        _checked.move_to_end(key)
+        return spec
+    spec = _check_agent(agent, field)
+    if len(key) <= SPEC_CACHE_BYTES:
+        _checked[key] = spec
+        if len(_checked) > SPEC_CACHE_SIZE:
+            _checked.popitem(last=False)
+    return spec
+
+
+def _check_agent(agent: pb.AgentSpec, field: str) -> AgentSpec:
     if not agent.model:
         raise InvalidArgument(
             f"{field}.model is required ('provider:model')",

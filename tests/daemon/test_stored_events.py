@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
+from luoshod.domain import Message, ReasoningBlock, Role, ToolCall, Usage
 from luoshod.engine import events as ev
 from luoshod.engine.events import Event, SubagentTag
 from luoshod.server import convert, stored_events
@@ -70,3 +71,93 @@ def test_a_tag_that_its_path_does_not_tell_is_stored_whole() -> None:
 def test_an_event_stored_whole_by_an_earlier_luoshod_reads_as_it_is() -> None:
     full = convert.event_pb(EVENTS[3])
     assert stored_events.decode(full.SerializeToString(), "s", 4) == full
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        *EVENTS,
+        Event("s", "r1", 5, 1.0, ev.STEP_START, {"step": 1}, SubagentTag("alias", 1, ("w",), "t")),
+    ],
+    ids=lambda e: f"{e.seq}-{e.type}",
+)
+def test_the_event_sent_is_the_one_built_for_the_log_and_the_log_reads_it_back(
+    event: Event,
+) -> None:
+    data, wire = stored_events.encode_wire(event)
+    assert wire == convert.event_pb(event)
+    assert stored_events.decode(data, "s", event.seq) == wire
+    assert data == stored_events.encode(event)
+
+
+def test_a_steps_events_are_built_as_their_messages_say() -> None:
+    """The five events of every step are built from dicts (convert.event_pb's fast path):
+    the same messages, byte for byte, as built from their parts."""
+    call = ToolCall("call_3_0", "work", '{"i": 3}')
+    usage = Usage(10, 9, 19, 1, 0.5, 2, 1, 3)
+    turn = Message(
+        Role.ASSISTANT,
+        "hé",
+        (call,),
+        model="scripted:bench",
+        usage=usage,
+        reasoning=(ReasoningBlock("scripted", "{}", "why"),),
+        pinned=True,
+    )
+    time = pb.Event(time=convert.timestamp(1700000000.123456)).time
+    base = {"session_id": "s", "run_id": "r1", "time": time}
+    cases = [
+        (ev.STEP_START, {"step": 4}, {"step_start": pb.StepStart(step=4)}),
+        (
+            ev.MODEL_TURN,
+            {"step": 4, "message": turn, "usage": usage},
+            {
+                "model_turn": pb.ModelTurn(
+                    step=4, message=convert.message_pb(turn), usage=convert.usage_pb(usage)
+                )
+            },
+        ),
+        (
+            ev.TOOL_CALL,
+            {"step": 4, "call": call, "timeout_ms": 30000, "attempt": 2, "executor": "daemon"},
+            {
+                "tool_call": pb.ToolCallRequested(
+                    step=4,
+                    call=convert.tool_call_pb(call),
+                    timeout_ms=30000,
+                    attempt=2,
+                    executor=pb.TOOL_EXECUTOR_DAEMON,
+                )
+            },
+        ),
+        (
+            ev.TOOL_RESULT,
+            {
+                "step": 4,
+                "tool_call_id": "c",
+                "tool_name": "w",
+                "result_json": "1",
+                "is_error": True,
+            },
+            {
+                "tool_result": pb.ToolResult(
+                    step=4, tool_call_id="c", tool_name="w", result_json="1", is_error=True
+                )
+            },
+        ),
+        (ev.STEP_DONE, {"step": 0}, {"step_done": pb.StepDone(step=0)}),
+    ]
+    for seq, (type_, data, payload) in enumerate(cases, 1):
+        for tag in (None, HELPER):
+            built = convert.event_pb(Event("s", "r1", seq, 1700000000.123456, type_, data, tag))
+            parts = pb.Event(
+                **base,
+                seq=seq,
+                type=type_,
+                subagent=pb.SubAgentTag(name="helper", depth=2, path=HELPER.path, task_id="task_34")
+                if tag
+                else None,
+                **payload,
+            )
+            assert built.SerializeToString() == parts.SerializeToString()
+            assert built == parts
