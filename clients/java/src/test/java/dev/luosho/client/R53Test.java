@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.List;
 import java.util.Map;
 import dev.luosho.v1.*;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,19 +15,7 @@ import org.junit.jupiter.api.Test;
  * caller's request holds them: its run loop answers tool.call events with SubmitToolResult,
  * and a retry sends the caller's request again, unchanged.
  */
-class R53Test {
-  static Client client;
-
-  @BeforeAll
-  static void start() {
-    client = new Client(Daemon.shared().address);
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-  }
-
+class R53Test extends SharedDaemonTest {
   private static Message tool(String callId, String content) {
     return Message.newBuilder().setRole(Role.ROLE_TOOL).setToolCallId(callId)
         .setToolName("add").setContent(content).build();

@@ -6,31 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.List;
 import java.util.Map;
 import dev.luosho.v1.*;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * R83 against a real daemon: an agent's output schema, the answer read as the caller's record
  * after one repair turn, and OUTPUT_INVALID with its errors.
  */
-class R83Test {
-  static Client client;
-
+class R83Test extends SharedDaemonTest {
   record City(String city, int population) {}
 
   static final String SCHEMA = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"},"
       + "\"population\":{\"type\":\"integer\"}},\"required\":[\"city\",\"population\"]}";
-
-  @BeforeAll
-  static void start() {
-    client = new Client(Daemon.shared().address);
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-  }
 
   private static AgentSpec agent(String first, String second) {
     return Scripts.agent(false, Scripts.text(first), Scripts.text(second)).toBuilder()

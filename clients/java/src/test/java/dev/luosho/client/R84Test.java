@@ -7,27 +7,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import java.util.Map;
 import dev.luosho.v1.*;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * R84 against the shared daemon: an agent's reasoning reaches the daemon, the run's
  * {@code reasoning.delta} text is {@code RunResult.reasoning()}, and the turn keeps its block.
  */
-class R84Test {
-  static Client client;
-
-  @BeforeAll
-  static void start() {
-    client = new Client(Daemon.shared().address);
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-  }
-
+class R84Test extends SharedDaemonTest {
   @Test
   void theStreamedReasoningIsInTheResultAndTheTurnKeepsItsBlock() throws Exception {
     ObjectNode first = Scripts.withCall(Tools.JSON.createObjectNode(), "add", "a", 1);

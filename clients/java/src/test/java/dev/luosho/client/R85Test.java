@@ -9,27 +9,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import java.util.Map;
 import dev.luosho.v1.*;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * R85 against the shared daemon: {@code compact} by hand, a prune then a summary written by
  * the model of the agent's compaction.
  */
-class R85Test {
-  static Client client;
-
-  @BeforeAll
-  static void start() {
-    client = new Client(Daemon.shared().address);
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-  }
-
+class R85Test extends SharedDaemonTest {
   @Test
   void aPruneThenASummaryByHandWithTheAgentsCompactionModel() {
     String summary = "Two pages were fetched and read.";

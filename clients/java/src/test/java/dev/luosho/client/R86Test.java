@@ -10,8 +10,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import dev.luosho.v1.*;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,19 +17,7 @@ import org.junit.jupiter.api.Test;
  * session is listed with its wake time, {@code resume} throws {@link SessionSleepingException}
  * and {@code wake} wakes it now.
  */
-class R86Test {
-  static Client client;
-
-  @BeforeAll
-  static void start() {
-    client = new Client(Daemon.shared().address);
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-  }
-
+class R86Test extends SharedDaemonTest {
   @Test
   void aSleepingSessionIsListedRefusedByResumeAndWoken() throws Exception {
     AgentSpec agent = AgentSpec.newBuilder().setModel("scripted:sleeper").setSleepTool(true)

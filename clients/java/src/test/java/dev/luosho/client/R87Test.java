@@ -8,27 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import dev.luosho.v1.*;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * R87 against the shared daemon: a cron schedule created, paused, resumed, triggered (its run
  * finishes in {@code schedule:NAME}) and deleted, with the errors of each.
  */
-class R87Test {
-  static Client client;
-
-  @BeforeAll
-  static void start() {
-    client = new Client(Daemon.shared().address);
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-  }
-
+class R87Test extends SharedDaemonTest {
   @Test
   void aScheduleIsCreatedPausedResumedTriggeredAndDeleted() throws Exception {
     AgentSpec agent = Scripts.agent(false, Scripts.text("tock"));

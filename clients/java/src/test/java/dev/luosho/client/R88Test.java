@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import java.util.Map;
 import dev.luosho.v1.*;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,19 +13,7 @@ import org.junit.jupiter.api.Test;
  * QUESTION and its text, {@code answer} resolves it, and the run finishes with
  * {"answer": TEXT} as the call's result.
  */
-class R88Test {
-  static Client client;
-
-  @BeforeAll
-  static void start() {
-    client = new Client(Daemon.shared().address);
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-  }
-
+class R88Test extends SharedDaemonTest {
   @Test
   void aQuestionIsListedAnsweredAndItsAnswerIsTheCallsResult() throws Exception {
     ObjectNode ask = Tools.JSON.createObjectNode();
