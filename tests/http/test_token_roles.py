@@ -118,14 +118,24 @@ async def test_r92_a_read_token_cannot_execute_resolve_or_delete_over_grpc(
         await viewer.GetSession(pb.GetSessionRequest(session_id="new-1"))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
 
-    # The approver's decision names it, in the run's stream and in the session's log.
+    # The approver's decision names it, in the run's stream and in the session's log. The
+    # approved refund is then handed out: the approver answers it, and the run finishes.
     boss = _token_stub(channel, "a-secret")
-    events = [
-        r.event
-        async for r in boss.Resolve(
-            pb.ResolveRequest(approval_id=approval_id, approved=True, note="refund ok'd by phone")
-        )
-    ]
+    events = []
+    async for r in boss.Resolve(
+        pb.ResolveRequest(approval_id=approval_id, approved=True, note="refund ok'd by phone")
+    ):
+        events.append(r.event)
+        if r.event.type == "tool.call":
+            answer = await boss.SubmitToolResult(
+                pb.SubmitToolResultRequest(
+                    session_id="refund-1",
+                    tool_call_id=r.event.tool_call.call.id,
+                    result_json=json.dumps({"ok": True}),
+                )
+            )
+            assert answer.outcome == pb.SUBMIT_OUTCOME_ACCEPTED
+    assert events[-1].type == "run.done", [e.type for e in events]
     resolved = [e for e in events if e.type == "approval.resolved"]
     assert (
         len(resolved) == 1
