@@ -240,6 +240,10 @@ async def test_runs_of_many_sessions_stop_calling_a_failing_model_once_its_circu
     assert kinds == ["overloaded_error"] * 3 + ["circuit_open"] * 9
 
 
+# One wire format is enough for a minute-long test: the guard is above the wire, and each
+# wire's part (a 503 is transient, retried, then a ProviderError) is tested on every wire by
+# the tests above and tests/providers/test_provider_failures.py.
+@pytest.mark.parametrize("fake", ["anthropic"], indirect=True)
 async def test_a_provider_down_for_a_minute_costs_a_bounded_number_of_calls_then_the_run_finishes(
     fake: FakeServer, llm_daemon: StartDaemon
 ) -> None:
@@ -247,10 +251,6 @@ async def test_a_provider_down_for_a_minute_costs_a_bounded_number_of_calls_then
     at least 3.75 s), then the session waits 1, 2, 4, 8 s between runs and the circuit opens
     for 30 s after 5 failed calls in a row: at most 5 failed runs in the outage's minute,
     25 calls, then the 2 that succeed."""
-    if fake.kind == "openai":
-        pytest.skip(
-            "one wire format is enough for a minute-long test (the guard is above the wire)"
-        )
     h = await llm_daemon(
         timeout_s=60.0,
         max_retries=4,
