@@ -73,14 +73,15 @@ def test_a_taken_http_port_is_one_line_naming_the_port_and_its_flag(tmp_path: Pa
 def test_a_postgresql_that_does_not_answer_is_said_while_the_daemon_waits() -> None:
     """A server that takes the connection and never answers (a hung or firewalled
     PostgreSQL) holds the open for the driver's timeout: a line says what the daemon waits
-    for, then the error is one line."""
+    for, then the error is one line. The pool's timeout (default 10 s) is cut to 3 s, one
+    connect timeout: still past the 2 s after which the waiting line is said."""
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         port = silent.getsockname()[1]
         code, err = serve(
             "--store",
-            f"postgresql://nobody@127.0.0.1:{port}/db?connect_timeout=3",
+            f"postgresql://nobody@127.0.0.1:{port}/db?connect_timeout=3&pool_timeout=3",
             "--listen",
             "127.0.0.1:0",
         )
@@ -111,8 +112,11 @@ def test_a_tls_key_that_does_not_match_its_certificate(tmp_path: Path) -> None:
 
 
 def test_an_unreachable_postgresql_is_one_line_with_its_cause() -> None:
-    code, err = serve("--store", "postgresql://nobody@127.0.0.1:1/db", "--listen", "127.0.0.1:0")
-    # The pool tries until its timeout: while it does, a line says what it waits for.
+    code, err = serve(
+        "--store", "postgresql://nobody@127.0.0.1:1/db?pool_timeout=3", "--listen", "127.0.0.1:0"
+    )
+    # The pool tries until its timeout (default 10 s, here 3 s: past the 2 s after which the
+    # waiting line is said): while it does, a line says what it waits for.
     waiting, line = err.strip().splitlines()
     assert (
         "waiting for the store postgresql://nobody@127.0.0.1:1/db" in waiting
