@@ -341,9 +341,11 @@ async def test_r64_a_server_that_changed_while_a_subagent_was_paused_is_that_lev
 async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(
     h: Harness, attempts_file: Path
 ) -> None:
+    # The call hangs until its timeout: the refusal must come while it runs (a result
+    # sent after the timeout is answered DUPLICATE, not refused), within milliseconds.
     sub = worker(
         [turn(_call("files__hang", {}, "c-own")), {"text": "ok"}],
-        pb.McpServerUse(name="files", timeout_ms=3000),
+        pb.McpServerUse(name="files", timeout_ms=1000),
     )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     run = asyncio.create_task(h.run("sm-own", "go", spec))

@@ -451,7 +451,9 @@ async def test_r70_a_server_whose_tools_changed_between_pause_and_resume_is_drif
 async def test_r71_submitting_a_result_for_a_daemon_call_is_refused(
     h: Harness, attempts_file: Path
 ) -> None:
-    use = pb.McpServerUse(name="files", timeout_ms=3000)
+    # The call hangs until its timeout: the refusal must come while it runs (a result
+    # sent after the timeout is answered DUPLICATE, not refused), within milliseconds.
+    use = pb.McpServerUse(name="files", timeout_ms=1000)
     spec = mcp_agent([turn(_call("files__hang", {}, "c-own")), {"text": "ok"}], use)
     run = asyncio.create_task(h.run("s-own", "go", spec))
     deadline = asyncio.get_running_loop().time() + 20
