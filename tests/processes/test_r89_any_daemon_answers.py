@@ -351,7 +351,7 @@ async def test_r89_a_holder_that_cannot_be_reached_is_holder_unreachable_with_re
                         pb.SubmitToolResultRequest(
                             session_id="s", tool_call_id=call.id, result_json="1"
                         ),
-                        timeout=5,
+                        timeout=2,  # B gives up on the stopped holder within it (1.5 s)
                     )
                 code, reason, meta = error_info(e.value)
                 assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "HOLDER_UNREACHABLE")
