@@ -200,6 +200,11 @@ async def test_a_refused_continuation_ends_the_run_after_one_call_and_get_sessio
     assert failure.retry_not_before.ToNanoseconds() > failure.failed_at.ToNanoseconds()
 
 
+# One wire format, as the minute-long test below: the session's backoff and the refusal
+# before a run starts are RemoteProvider's, the same for every wire; what a wire gives
+# them (a 503 read as a transient ProviderError named overloaded_error) is checked on
+# every wire by the circuit test below.
+@pytest.mark.parametrize("fake", ["anthropic"], indirect=True)
 async def test_a_client_retrying_in_a_tight_loop_cannot_outpace_the_sessions_backoff(
     fake: FakeServer, llm_daemon: StartDaemon
 ) -> None:
@@ -242,7 +247,7 @@ async def test_runs_of_many_sessions_stop_calling_a_failing_model_once_its_circu
 
 # One wire format is enough for a minute-long test: the guard is above the wire, and each
 # wire's part (a 503 is transient, retried, then a ProviderError) is tested on every wire by
-# the tests above and tests/providers/test_provider_failures.py.
+# the circuit test above and tests/providers/test_provider_failures.py.
 @pytest.mark.parametrize("fake", ["anthropic"], indirect=True)
 async def test_a_provider_down_for_a_minute_costs_a_bounded_number_of_calls_then_the_run_finishes(
     fake: FakeServer, llm_daemon: StartDaemon
