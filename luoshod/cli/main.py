@@ -17,7 +17,9 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
+
+from .parser import Parser
 
 if TYPE_CHECKING:
     from ..server.app import Config
@@ -306,14 +308,18 @@ def _named_command(argv: Sequence[str]) -> str | None:
 
 
 def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="luoshod",
         description="durable AI-agent runs over gRPC",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"luoshod {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Of the parser's class (Parser), as the command functions' ArgumentParser.
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        p.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
     named = _named_command(argv)
     for name, help in COMMANDS.items():
         if name == named and _ARGUMENTS[name] is _admin_arguments:

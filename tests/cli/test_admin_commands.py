@@ -354,6 +354,9 @@ def test_client_commands_do_not_load_the_daemon(unused_tcp_port: int) -> None:
         f"luosho.client.{m}" for m in ("_async_client", "_tools", "_agent", "_result", "_mcp")
     }
     assert listed & (run_only | {"grpc_status"}) == set()
+    # Nor what only help text and --json output need: the terminal's width without shutil
+    # (and its bz2, lzma), protobuf's JSON printer.
+    assert listed & {"shutil", "bz2", "lzma", "google.protobuf.json_format"} == set()
     checked = loaded_by(
         "healthcheck", "--address", f"127.0.0.1:{unused_tcp_port}", "--timeout", "1"
     )

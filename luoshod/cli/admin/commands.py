@@ -27,6 +27,7 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from .. import connect as connection
 from ..connect import DEFAULT_ADDRESS
+from ..parser import Parser
 from . import render
 from .errors import CommandFailed
 from .prune import parse_duration, stale
@@ -510,7 +511,7 @@ def add_command(
     subparsers, with ``help`` as its line in ``luoshod --help``. ``only``: the subcommand
     the command line names (``list`` of ``sessions list``); the others of the group are
     listed but get no arguments (None: every one gets its arguments)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument(
         "--address",
         default=os.environ.get("LUOSHOD_ADDRESS", DEFAULT_ADDRESS),

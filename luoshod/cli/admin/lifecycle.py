@@ -16,8 +16,6 @@ import json
 import sys
 from typing import Any
 
-from google.protobuf import json_format
-
 from luosho.v1 import agent_pb2 as pb
 
 from . import render
@@ -73,11 +71,11 @@ def event_line(e: pb.Event) -> str:
     elif kind == "step_done":
         what = f"step {e.step_done.step}"
     elif kind == "approval_requested":
-        what = json_format.MessageToJson(e.approval_requested, indent=None)
+        what = render.one_line(e.approval_requested)
     elif kind == "approval_resolved":
         what = decision_line(e.approval_resolved)
     elif kind == "agent_drift":
-        what = json_format.MessageToJson(e.agent_drift, indent=None)
+        what = render.one_line(e.agent_drift)
     elif kind == "run_done":
         d = e.run_done
         what = f"{render.status_label(d.status)} ({render.finish_label(d.finish_reason)})"

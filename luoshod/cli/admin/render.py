@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC
 from typing import Any
 
-from google.protobuf import json_format
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -75,9 +74,18 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 def as_dict(message: ProtoMessage) -> dict[str, Any]:
     """A proto as JSON-ready data: proto field names, enums by name, defaults kept."""
+    from google.protobuf import json_format  # for --json only: not on every start-up
+
     return json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
+
+
+def one_line(message: ProtoMessage) -> str:
+    """A proto as JSON on one line (an event's payload in a stream's log)."""
+    from google.protobuf import json_format  # not on every start-up
+
+    return json_format.MessageToJson(message, indent=None)
 
 
 def emit(data: object) -> None:
