@@ -553,12 +553,7 @@ class Client:
         catch_up: str | int | None = None,
         session: str | int | None = None,
     ) -> agent_pb2.Schedule:
-        """A new schedule: the daemon runs ``agent`` with ``input`` at each fire, by
-        ``cron`` in ``time_zone`` (IANA, default UTC) or every ``interval_s``. ``overlap``
-        "skip" (default), "enqueue" or "allow"; ``catch_up`` "latest" (default), "all" or
-        "none"; ``session`` "each_fire" (default: ``schedule:NAME:FIRE``) or "one"
-        (``schedule:NAME``). Raises ``InvalidArgument`` (``INVALID_SCHEDULE``,
-        ``UNKNOWN_TIME_ZONE``) or ``AlreadyExists`` (``SCHEDULE_EXISTS``)."""
+        """A new schedule (see ``AsyncClient.create_schedule``)."""
         spec = schedule_spec(
             name,
             agent,
