@@ -23,6 +23,10 @@ class Proxy:
         self.cut_after_commit = False
         self.cut_before_commit = False
         self.cuts = 0
+        # Connections whose COMMIT went through with ``cut_after_commit`` set: what the
+        # server answers is held back until its answer to the COMMIT is among it (the
+        # transaction is committed), then the connection is cut, that answer never sent on.
+        self.swallowing: dict[tuple[asyncio.StreamWriter, asyncio.StreamWriter], bytes] = {}
         # A stall: the connection whose client sends ``stall_on`` forwards nothing, either
         # way, for ``stall_s`` (what it sent included), then flows again.
         self.stall_on: bytes | None = None
@@ -49,6 +53,7 @@ class Proxy:
         finally:
             self.conns.discard(pair)
             self.flowing.pop(pair, None)
+            self.swallowing.pop(pair, None)
             self._close(pair)
 
     async def _pump(
@@ -69,15 +74,21 @@ class Proxy:
                     self.cuts += 1
                     self._close(pair)
                     return
-                w.write(data)
-                await w.drain()
                 if to_server and self.cut_after_commit and COMMIT in data:
-                    # The COMMIT reached the server; its answer never reaches the daemon.
+                    # The COMMIT reaches the server; its answer never reaches the daemon.
                     self.cut_after_commit = False
+                    self.swallowing[pair] = b""
+                if not to_server and pair in self.swallowing:
+                    held = self.swallowing[pair] + data
+                    if COMMIT not in held:  # the server's CommandComplete for it: not yet
+                        self.swallowing[pair] = held
+                        continue
+                    del self.swallowing[pair]
                     self.cuts += 1
-                    await asyncio.sleep(0.2)
                     self._close(pair)
                     return
+                w.write(data)
+                await w.drain()
         self._close(pair)
 
     @staticmethod
