@@ -21,6 +21,16 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable  # run the benchmarks with the project's .venv/bin/python
 
 
+def py_spy() -> Path | None:
+    """The sampling profiler of ``--profile`` (a bench dependency), or ``None`` with a
+    line saying how to install it when this venv lacks it."""
+    spy = Path(PYTHON).parent / "py-spy"
+    if spy.exists():
+        return spy
+    print(f"--profile needs py-spy in this venv: {Path(PYTHON).parent}/pip install -e '.[bench]'")
+    return None
+
+
 class ServerFailed(RuntimeError):
     """A server subprocess exited or never became healthy."""
 

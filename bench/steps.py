@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import PYTHON, ROOT, ServerFailed, ServerProcess, free_port, percentile
+from _common import PYTHON, ROOT, ServerFailed, ServerProcess, free_port, percentile, py_spy
 
 from luosho.client import AsyncClient, LuoshoError
 from luosho.v1 import agent_pb2
@@ -200,8 +200,7 @@ class Spy:
 
     def __init__(self, pid: int, out: Path) -> None:
         self.out = out
-        spy = Path(sys.executable).parent / "py-spy"
-        argv = [str(spy), "record", "--pid", str(pid), "--nonblocking", "-r", "200"]
+        argv = [str(py_spy()), "record", "--pid", str(pid), "--nonblocking", "-r", "200"]
         argv += ["-f", "raw", "-o", str(out)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -502,6 +501,8 @@ def main() -> int:
         help="sample each daemon's 64-session cell of the first round with py-spy",
     )
     opts = parser.parse_args()
+    if opts.profile and py_spy() is None:
+        return 2
     try:
         return asyncio.run(main_async(opts))
     except KeyboardInterrupt:

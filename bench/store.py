@@ -64,6 +64,8 @@ from luoshod_lmdb.layout import PAGE_HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from _common import py_spy  # noqa: E402
+
 from tests.support.postgres_server import PostgresServer  # noqa: E402
 
 KiB = 1024
@@ -192,8 +194,7 @@ class Profile:
 
     def __init__(self, seconds: float, out: Path) -> None:
         self.out = out
-        spy = Path(sys.executable).parent / "py-spy"
-        argv = [str(spy), "record", "--pid", str(os.getpid()), "--threads", "--nonblocking"]
+        argv = [str(py_spy()), "record", "--pid", str(os.getpid()), "--threads", "--nonblocking"]
         argv += ["-r", "200", "-d", str(int(seconds) + 1), "-f", "raw", "-o", str(out)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(0.5)  # attached before the cell starts
@@ -649,6 +650,8 @@ def main() -> int:
     unknown = [n for n in opts.drivers if n not in DRIVERS]
     if unknown:
         parser.error(f"unknown drivers {unknown}; choose from {sorted(DRIVERS)}")
+    if opts.profile and py_spy() is None:
+        return 2
     return asyncio.run(main_async(opts))
 
 
