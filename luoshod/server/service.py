@@ -174,6 +174,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
 
     # -- forwarding to the session's holder (R89) -------------------------------------------
 
+    def _forwards(self, context: grpc.aio.ServicerContext) -> bool:
+        """Whether a request for a session another daemon holds goes there from here:
+        peers known, and the call not forwarded to this daemon already."""
+        return self.peers is not None and not forwarded(context)
+
     async def _holder(self, sid: str, context: grpc.aio.ServicerContext) -> Lease | None:
         """The lease of the daemon to forward a request for ``sid`` to, or ``None`` to
         answer here: no peers, a call forwarded already, or nobody else holds ``sid``."""
@@ -353,13 +358,18 @@ class AgentService(pb_grpc.AgentServiceServicer):
             answer = await self._forward(lease, "SubmitToolResult", request, context)
             if answer is not None:
                 return cast(pb.SubmitToolResultResponse, answer)
-        return await self._submit_without_waiter(sid, request, reconcile)
+        return await self._submit_without_waiter(sid, request, reconcile, context)
 
     async def _submit_without_waiter(
-        self, sid: str, request: pb.SubmitToolResultRequest, reconcile: str
+        self,
+        sid: str,
+        request: pb.SubmitToolResultRequest,
+        reconcile: str,
+        context: grpc.aio.ServicerContext,
     ) -> pb.SubmitToolResultResponse:
         """No run waits for this call: tell a duplicate (R26) from a call nobody awaits,
-        and hand a result to the run that resumes it but has not handed it out yet."""
+        hand a result to the run that resumes it but has not handed it out yet, and
+        forward it to a daemon that started driving the session since it was looked for."""
         call_id = request.tool_call_id
         cp = await self.store.load(sid)
         run = self.runs.get(sid)
@@ -379,7 +389,16 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 outcome = _outcome(request, reconcile, False)
                 delivered = run.deliver(call_id, outcome) or run.park(call_id, outcome)
                 return await _answer(run, delivered, outcome, sid, call_id)
-            if run is None and (holder := await self._driven_elsewhere(sid)) is not None:
+            holder = await self._driven_elsewhere(sid) if run is None else None
+            if holder is not None and holder.address and self._forwards(context):
+                # Another daemon took the session after this call looked for its holder
+                # (R89: a run started or resumed there meanwhile): forwarded there, as it
+                # would have been a moment later.
+                answer = await self._forward(holder, "SubmitToolResult", request, context)
+                if answer is not None:
+                    return cast(pb.SubmitToolResultResponse, answer)
+                holder = None  # not reached, and its lease has ended since
+            if holder is not None:
                 # A run takes results only through the daemon that drives it (its waiter
                 # lives in that process): say which one (``holder``, as SESSION_BUSY
                 # does), rather than "resume it".
@@ -758,7 +777,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     return
                 moved = False
                 while not moved:
-                    looking = self.peers is not None and not forwarded(context)
+                    looking = self._forwards(context)
                     try:
                         news = await asyncio.wait_for(live.get(), WATCH_LOOK_S if looking else None)
                     except TimeoutError:
