@@ -27,10 +27,8 @@ import anthropic
 import httpx2
 from anthropic import AsyncAnthropic
 
-from ..config import ProviderConfig
 from ..domain import AgentSpec, Message, ReasoningBlock, Role, ToolCall, ToolSpec, Usage
 from .base import ModelRequest, ModelResponse
-from .guard import ModelGuard
 from .remote import (
     COMMON_SETTINGS,
     NUMBER,
@@ -63,6 +61,8 @@ THINKING_TYPES = ("thinking", "redacted_thinking")
 
 
 class AnthropicProvider(RemoteProvider):
+    CLIENT = AsyncAnthropic
+    client: AsyncAnthropic
     kind = "anthropic"
     SETTINGS = {
         **COMMON_SETTINGS,
@@ -76,18 +76,6 @@ class AnthropicProvider(RemoteProvider):
         "metadata": OBJECT,
         "service_tier": STRING,
     }
-
-    def __init__(self, config: ProviderConfig, guard: ModelGuard | None = None) -> None:
-        super().__init__(config, guard)
-        self.client = AsyncAnthropic(
-            api_key=config.api_key.reveal() if config.api_key else NO_KEY,
-            base_url=config.base_url,
-            timeout=config.timeout_s,
-            max_retries=0,  # retries are ours (retry.py)
-        )
-
-    async def aclose(self) -> None:
-        await self.client.close()
 
     async def _attempt(self, request: ModelRequest, on_text: OnText | None) -> ModelResponse:
         system, messages = to_wire(request.messages)

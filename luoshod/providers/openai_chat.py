@@ -22,10 +22,8 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
-from ..config import ProviderConfig
 from ..domain import AgentSpec, Message, Role, ToolCall, ToolSpec, Usage
 from .base import ModelRequest, ModelResponse
-from .guard import ModelGuard
 from .remote import (
     BOOLEAN,
     COMMON_SETTINGS,
@@ -48,11 +46,11 @@ from .remote import (
 from .retry import Failure, status_failure
 
 ERROR_MARK = "[tool error] "
-#: A key the SDK insists on when the entry names none (local servers take no key).
-NO_KEY = "no-key"
 
 
 class OpenAIChatProvider(RemoteProvider):
+    CLIENT = AsyncOpenAI
+    client: AsyncOpenAI
     kind = "openai"
     SETTINGS = {
         **COMMON_SETTINGS,
@@ -74,18 +72,6 @@ class OpenAIChatProvider(RemoteProvider):
         "user": STRING,
         "metadata": OBJECT,
     }
-
-    def __init__(self, config: ProviderConfig, guard: ModelGuard | None = None) -> None:
-        super().__init__(config, guard)
-        self.client = AsyncOpenAI(
-            api_key=config.api_key.reveal() if config.api_key else NO_KEY,
-            base_url=config.base_url,
-            timeout=config.timeout_s,
-            max_retries=0,  # retries are ours (retry.py)
-        )
-
-    async def aclose(self) -> None:
-        await self.client.close()
 
     async def _attempt(self, request: ModelRequest, on_text: OnText | None) -> ModelResponse:
         params: dict[str, Any] = {"model": request.model, "messages": to_wire(request.messages)}

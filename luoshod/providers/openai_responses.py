@@ -29,10 +29,8 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
-from ..config import ProviderConfig
 from ..domain import Message, ReasoningBlock, Role, ToolCall, ToolSpec, Usage
 from .base import ModelRequest, ModelResponse
-from .guard import ModelGuard
 from .openai_chat import ERROR_MARK, reasoning_effort
 from .remote import (
     BOOLEAN,
@@ -70,6 +68,8 @@ class FailedResponse(Exception):
 
 
 class OpenAIResponsesProvider(RemoteProvider):
+    CLIENT = AsyncOpenAI
+    client: AsyncOpenAI
     kind = KIND
     SETTINGS = {
         **COMMON_SETTINGS,
@@ -86,18 +86,6 @@ class OpenAIResponsesProvider(RemoteProvider):
         "user": STRING,
         "metadata": OBJECT,
     }
-
-    def __init__(self, config: ProviderConfig, guard: ModelGuard | None = None) -> None:
-        super().__init__(config, guard)
-        self.client = AsyncOpenAI(
-            api_key=config.api_key.reveal() if config.api_key else NO_KEY,
-            base_url=config.base_url,
-            timeout=config.timeout_s,
-            max_retries=0,  # retries are ours (retry.py)
-        )
-
-    async def aclose(self) -> None:
-        await self.client.close()
 
     async def _attempt(self, request: ModelRequest, on_text: OnText | None) -> ModelResponse:
         instructions, items = to_wire(request.messages)

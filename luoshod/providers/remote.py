@@ -62,10 +62,17 @@ class IncompleteResponse(Exception):
     """A streamed answer ended before the model finished (a cut connection): transient."""
 
 
+#: A key the SDKs insist on when the entry names none (local servers take no key).
+NO_KEY = "no-key"
+
+
 class RemoteProvider(Provider):
     kind: str
     #: The allow-list of model settings: unknown keys are refused when a request arrives.
     SETTINGS: Mapping[str, Setting]
+    #: The SDK's async client class (``AsyncOpenAI``, ``AsyncAnthropic``): ``self.client``
+    #: is one, built from the entry's key, URL and timeout, closed by :meth:`aclose`.
+    CLIENT: Callable[..., Any]
 
     def __init__(self, config: ProviderConfig, guard: ModelGuard | None = None) -> None:
         self.name = config.name
@@ -79,6 +86,15 @@ class RemoteProvider(Provider):
             config.circuit_open_s,
         )
         self._secrets = (config.api_key.reveal(),) if config.api_key else ()
+        self.client = self.CLIENT(
+            api_key=config.api_key.reveal() if config.api_key else NO_KEY,
+            base_url=config.base_url,
+            timeout=config.timeout_s,
+            max_retries=0,  # retries are ours (retry.py)
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
     def validate(self, model: str, settings: dict[str, Any]) -> None:
         check_settings(f"{self.name}:{model}", settings, self.SETTINGS)
