@@ -659,9 +659,9 @@ class Daemon:
         self.waker = Waker(service.runner, self.config.sleep_sweep_s)  # R86
         service.runner.after_sleep = self.waker.nudge
         self.waker.start()
-        service.schedules.late_s = self.config.schedule_late_s
-        service.schedules.reread_s = self.config.schedule_sweep_s
-        service.schedules.start()  # R87: the one loop that fires schedules
+        service.schedules.start(  # R87: the one loop that fires schedules
+            late_s=self.config.schedule_late_s, reread_s=self.config.schedule_sweep_s
+        )
         if self.notifier is not None:
             self.notifier.start()
         metrics = self.observe.metrics

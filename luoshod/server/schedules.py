@@ -279,16 +279,12 @@ def fire_request(spec: pb.ScheduleSpec, fire: Fire) -> pb.ExecuteRequest:
 class Scheduler:
     """The daemon's schedules: the RPCs' operations and the one loop that fires them."""
 
-    def __init__(
-        self,
-        inputs: InputQueue,
-        *,
-        late_s: float = DEFAULT_LATE_S,
-        reread_s: float = DEFAULT_REREAD_S,
-    ) -> None:
+    def __init__(self, inputs: InputQueue) -> None:
         self.inputs = inputs
-        self.late_s = late_s
-        self.reread_s = reread_s
+        #: A fire further behind the clock than this is missed (set by :meth:`start`).
+        self.late_s = DEFAULT_LATE_S
+        #: Every schedule is read again at least this often (set by :meth:`start`).
+        self.reread_s = DEFAULT_REREAD_S
         #: When to look at each schedule next, (time, name), a heap: one entry a schedule
         #: that is not paused or has fires pending.
         self._soonest: list[tuple[float, str]] = []
@@ -297,7 +293,7 @@ class Scheduler:
         #: When every schedule was last read (the engine's clock).
         self._read_at = -math.inf
         self._passing = asyncio.Lock()
-        self._loop = Periodic("schedules pass", self._tick, reread_s, log=log, retry_s=RETRY_S)
+        self._loop = Periodic("schedules pass", self._tick, self.reread_s, log=log, retry_s=RETRY_S)
 
     @property
     def store(self) -> Store:
@@ -404,9 +400,11 @@ class Scheduler:
         self._reread = True
         self._loop.nudge()
 
-    def start(self) -> None:
+    def start(self, *, late_s: float = DEFAULT_LATE_S, reread_s: float = DEFAULT_REREAD_S) -> None:
+        """Fire schedules from now on (a store that keeps none: nothing to fire)."""
+        self.late_s, self.reread_s = late_s, reread_s
         if self.supported:
-            self._loop.every_s = self.reread_s
+            self._loop.every_s = reread_s
             self._loop.start()
 
     async def stop(self) -> None:
