@@ -55,6 +55,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,11 +142,14 @@ class Rate:
     saves: int = 0
     elapsed: float = 0.0
     cpu: float = 0.0
+    #: The CPU of the process's other threads (the driver's database thread).
+    other_cpu: float = 0.0
 
     def add(self, other: Rate) -> None:
         self.saves += other.saves
         self.elapsed += other.elapsed
         self.cpu += other.cpu
+        self.other_cpu += other.other_cpu
 
     @property
     def saves_per_s(self) -> float:
@@ -155,6 +159,11 @@ class Rate:
     def caller_us(self) -> float:
         """The event loop thread's CPU a save."""
         return self.cpu / self.saves * 1e6 if self.saves else 0.0
+
+    @property
+    def db_us(self) -> float:
+        """The other threads' CPU a save: the database thread's (Python and library)."""
+        return self.other_cpu / self.saves * 1e6 if self.saves else 0.0
 
 
 async def saves_per_second(url: str, sessions: int, seconds: float) -> Rate:
@@ -177,15 +186,19 @@ async def saves_per_second(url: str, sessions: int, seconds: float) -> Rate:
             await store.save(cp, stored_messages=stored)
             count += 1
 
-    start, cpu = time.perf_counter(), time.thread_time()
+    start, cpu, total = time.perf_counter(), time.thread_time(), time.process_time()
     try:
         await asyncio.gather(*(session(i) for i in range(sessions)))
-        return Rate(count, time.perf_counter() - start, time.thread_time() - cpu)
+        loop = time.thread_time() - cpu
+        rest = time.process_time() - total - loop
+        return Rate(count, time.perf_counter() - start, loop, rest)
     finally:
         await store.close()
 
 
 _NOT_THE_CELL = ("library_ceiling ", "rmtree ", "_rmtree")
+#: Where a thread waits for work (py-spy with --nonblocking samples idle threads too).
+_IDLE = ("wait (threading.py", "get (queue.py", "select (selectors.py")
 
 
 class Profile:
@@ -206,22 +219,32 @@ class Profile:
         except (subprocess.TimeoutExpired, OSError) as e:
             print(f"profile of {title}: py-spy failed ({e})")
             return
+        loop = f"({threading.get_native_id()})"
+        for whose, mine in (("the event loop's thread", True), ("the other threads", False)):
+            self._print(title, whose, lines, lambda first: (loop in first) == mine, n)
+
+    @staticmethod
+    def _print(
+        title: str, whose: str, lines: list[str], theirs: Callable[[str], bool], n: int
+    ) -> None:
         own: collections.Counter[str] = collections.Counter()
         inclusive: collections.Counter[str] = collections.Counter()
-        loop = f"({threading.get_native_id()})"
         total = 0
         for line in lines:
             stack, _, count = line.rpartition(" ")
             frames = stack.split(";")
             # py-spy records whole seconds: past the cell, into the next one (the library
-            # alone, then the removal of the cell's files), which are not the cell's.
-            if loop not in frames[0] or any(f.startswith(_NOT_THE_CELL) for f in frames):
+            # alone, then the removal of the cell's files), which are not the cell's; a
+            # thread idle in its queue is not working for it.
+            if not theirs(frames[0]) or any(f.startswith(_NOT_THE_CELL) for f in frames):
+                continue
+            if any(idle in frames[-1] for idle in _IDLE):
                 continue
             total += int(count)
             own[frames[-1]] += int(count)
             for frame in set(frames[1:]):
                 inclusive[frame] += int(count)
-        print(f"\nprofile of {title}: the event loop's thread, {total} samples")
+        print(f"\nprofile of {title}: {whose}, {total} samples")
         for name, counter in (("own", own), ("inclusive", inclusive)):
             print(f"  {name}:")
             for frame, count in counter.most_common(n):
@@ -264,7 +287,7 @@ def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -
     """
     sessions, ring = 64, 50
     payload, row = os.urandom(8 * KiB), os.urandom(100)
-    n, start = 0, time.perf_counter()
+    n, start, cpu = 0, time.perf_counter(), time.thread_time()
     if kind == "lmdb":
         import lmdb
 
@@ -309,7 +332,7 @@ def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -
                 n += 1
         finally:
             conn.close()
-    return Rate(n * sessions, elapsed)
+    return Rate(n * sessions, elapsed, 0.0, time.thread_time() - cpu)
 
 
 async def psycopg_alone(sessions: int, seconds: float) -> Rate:
@@ -523,12 +546,13 @@ async def main_async(opts: argparse.Namespace) -> int:
             f"the mean of the rate before ({fsync_before:,.0f}/s) and after ({fsync_after:,.0f}/s)"
         )
         print(
-            "caller µs: the event loop's CPU a save; vs library: saves/s over the library "
-            "alone (+ rows; postgres: psycopg alone) doing the same batches"
+            "caller µs: the event loop's CPU a save; db µs: the other threads' (the database "
+            "thread: the driver's Python and the library); vs library: saves/s over the "
+            "library alone (+ rows; postgres: psycopg alone) doing the same batches"
         )
         header = (
             f"{'driver':<8} {'sessions':>8} {'saves/s':>10} {'x fsync':>8} {'caller µs':>9} "
-            f"{'vs library':>10}  target"
+            f"{'db µs':>7} {'vs library':>10}  target"
         )
         print(header)
         print("-" * len(header))
@@ -547,7 +571,8 @@ async def main_async(opts: argparse.Namespace) -> int:
                 target = f"caller µs {r.caller_us / lib.caller_us:.1f}x psycopg's"
             print(
                 f"{name:<8} {sessions:>8} {r.saves_per_s:>10,.0f} "
-                f"{r.saves_per_s / fsync_rate:>7.1f}x {r.caller_us:>9.1f} {versus:>10}  {target}"
+                f"{r.saves_per_s / fsync_rate:>7.1f}x {r.caller_us:>9.1f} {r.db_us:>7.1f} "
+                f"{versus:>10}  {target}"
             )
         if ceilings:
             print(
@@ -555,10 +580,15 @@ async def main_async(opts: argparse.Namespace) -> int:
                 "8 KiB of messages (+ rows: and its session row and history row); "
                 f"with the 64-session cells in {rounds} alternating rounds"
             )
+            print("(db µs: the library's thread's CPU a save)")
             for name, rows in [(n, r) for n in paired for r in (False, True)]:
                 what = f"{name} + rows" if rows else name
-                rate = ceilings[name, rows].saves_per_s
-                print(f"{what:<15} {rate:>12,.0f} {rate / fsync_rate:>7.1f}x")
+                ceiling = ceilings[name, rows]
+                rate = ceiling.saves_per_s
+                print(
+                    f"{what:<15} {rate:>12,.0f} {rate / fsync_rate:>7.1f}x {'':>9} "
+                    f"{ceiling.db_us:>7.1f}"
+                )
         if alone:
             print(
                 "\npsycopg alone (postgres's vs library), no luoshod code: the saves of a "
