@@ -22,8 +22,8 @@ approvals unless ``Limits.count_paused_time``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
 
@@ -36,6 +36,8 @@ DEFAULT_MAX_OUTPUT_TOKENS = 4096
 #: A call's input is estimated as its characters over this (and a token more).
 CHARS_PER_TOKEN = 4
 _OUTPUT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+#: The budgets of an agent's limits: over one run, over the session's life.
+SCOPES = ("run", "session")
 #: Tolerance of the cost comparison (sums of floats).
 _EPSILON = 1e-9
 
@@ -165,6 +167,16 @@ class Level:
             u.add(self.delegated)
         return u
 
+    def within(self, scopes: Collection[str]) -> Level:
+        """This level with only the caps and time limits of ``scopes`` (``run``,
+        ``session``): a call that counts toward the session's usage only is checked
+        against the session's budget only."""
+        return replace(
+            self,
+            caps=tuple(c for c in self.caps if c[0] in scopes),
+            clocks=tuple(c for c in self.clocks if c[0] in scopes),
+        )
+
 
 def level(
     limits: Limits | None,
@@ -286,6 +298,7 @@ __all__ = [
     "Budgets",
     "InputEstimate",
     "Level",
+    "SCOPES",
     "Trip",
     "Worst",
     "level",

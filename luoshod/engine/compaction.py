@@ -15,21 +15,23 @@ Before a model call whose request (estimated at four characters a token, as the 
 estimate it) is above ``threshold`` of the model's context window, :func:`compact` moves
 those marks forward, never into the protected tail (the newest messages within
 ``protect_tokens``): first the prune, then, if the request is still above, the summary,
-written by the summarizing model through the providers like any model call (its usage
-counted). The summary's boundary never falls between a turn's tool calls and their
-results. The new record is saved as a checkpoint of its own (``compaction.start`` is
-written before the summary call, ``compaction.done`` with the save), so History keeps
-the checkpoints from before it, a fork from one of those has no record and continues
-uncompacted, and a crash during it leaves no record: the resumed run compacts again. A
-failed summary call never fails the run: ``compaction.done`` says why, and the record
-keeps only what the prune did.
+written by the summarizing model through the providers like any model call: its worst
+case checked against the limits first (R79; by hand, the session's limits only, as its
+usage counts in the session's only), its usage counted. The summary's boundary never
+falls between a turn's tool calls and their results. The new record is saved as a
+checkpoint of its own (``compaction.start`` is written before the summary call,
+``compaction.done`` with the save), so History keeps the checkpoints from before it, a
+fork from one of those has no record and continues uncompacted, and a crash during it
+leaves no record: the resumed run compacts again. A summary call that failed, or that a
+limit refused, never fails the run: ``compaction.done`` says why, and the record keeps
+only what the prune did.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -63,6 +65,10 @@ class Host(Protocol):
     def providers(self) -> ProviderRegistry | None: ...
 
     def context_window(self) -> int | None: ...
+
+    def admit(
+        self, worst: budget.Worst, scopes: Collection[str] = budget.SCOPES
+    ) -> budget.Trip | None: ...
 
     async def emit(self, type_: str, **data: object) -> None: ...
 
@@ -302,33 +308,45 @@ async def compact(
             settings,
             scope="compaction",
         )
-        try:
-            answer, answered = await run.control.unless_stopped(provider.complete(request))
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:  # noqa: BLE001 - R85: a failed summary never fails the run
-            log.warning("compaction summary failed session=%s: %s", cp.session_id, e)
-            error = f"the summary call failed: {e}"
+        # R79: a model call like any, checked against the limits of the budgets its usage
+        # counts in: by hand, outside any run, the session's only.
+        scopes = budget.SCOPES if trigger == TRIGGER_THRESHOLD else ("session",)
+        worst = budget.worst_case(
+            budget.InputEstimate().tokens(request.messages),
+            budget.max_output_tokens(settings),
+            provider.price(model, settings),
+        )
+        if (trip := run.admit(worst, scopes)) is not None:
+            error = refused(trip)
+            log.warning("compaction summary not made session=%s: %s", cp.session_id, error)
         else:
-            if not answered or answer is None:
-                return False  # stopped: the run ends or is interrupted; nothing recorded
-            usage = answer.usage.copy()
-            usage.model_calls = 1
-            if trigger == TRIGGER_THRESHOLD:  # by hand, outside any run: the session's only
-                cp.usage.add(usage)
-            cp.total_usage.add(usage)
-            used = {k: u.copy() for k, u in new.summary_usage.items()}
-            used.setdefault(model_id, Usage()).add(usage)
-            new = replace(new, summary_usage=used)
-            if answer.text.strip():
-                new = replace(
-                    new,
-                    summarized_before=plan.cut,
-                    summary=answer.text.strip(),
-                    pruned_before=max(new.pruned_before, plan.cut),
-                )
+            try:
+                answer, answered = await run.control.unless_stopped(provider.complete(request))
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - R85: a failed summary never fails the run
+                log.warning("compaction summary failed session=%s: %s", cp.session_id, e)
+                error = f"the summary call failed: {e}"
             else:
-                error = "the summary call answered no text"
+                if not answered or answer is None:
+                    return False  # stopped: the run ends or is interrupted; nothing recorded
+                usage = answer.usage.copy()
+                usage.model_calls = 1
+                if "run" in scopes:
+                    cp.usage.add(usage)
+                cp.total_usage.add(usage)
+                used = {k: u.copy() for k, u in new.summary_usage.items()}
+                used.setdefault(model_id, Usage()).add(usage)
+                new = replace(new, summary_usage=used)
+                if answer.text.strip():
+                    new = replace(
+                        new,
+                        summarized_before=plan.cut,
+                        summary=answer.text.strip(),
+                        pruned_before=max(new.pruned_before, plan.cut),
+                    )
+                else:
+                    error = "the summary call answered no text"
     changed = new != rec
     if changed:
         new = replace(new, version=cp.version + 1, count=rec.count + 1)
@@ -361,6 +379,19 @@ async def compact(
     else:
         await run.flush()
     return changed
+
+
+def refused(trip: budget.Trip) -> str:
+    """``compaction.done``'s error for a summary call the limits refused (R79)."""
+    if trip.deadline:
+        return (
+            f"the summary call was not made: the {trip.scope} limit wall_clock_ms="
+            f"{trip.value:g} has passed ({trip.used:g} ms elapsed)"
+        )
+    return (
+        f"the summary call was not made: it could cross the {trip.scope} limit "
+        f"{trip.limit}={trip.value:g} (used {trip.used:g}, its worst case {trip.worst_case:g})"
+    )
 
 
 def run_pending(cp: Checkpoint) -> bool:

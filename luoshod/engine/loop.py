@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -490,6 +490,18 @@ class Run:
         return compaction.estimate(
             self.spec, compaction.view(self.cp.messages, self.cp.compaction)[0]
         )
+
+    def admit(
+        self, worst: budget.Worst, scopes: Collection[str] = budget.SCOPES
+    ) -> budget.Trip | None:
+        """R79 for a model call of the run besides its turns (compaction's summary, R85):
+        the limit of ``scopes`` that a call whose worst case is ``worst`` could cross, or
+        ``None`` when it may be made (nothing is reserved: the lead's calls never run
+        beside another)."""
+        if self.budgets is None:
+            return None
+        levels = [lv.within(scopes) for lv in self._levels]
+        return self.budgets.admit(levels, worst)
 
     async def call_model(self, step: int) -> ModelResponse | budget.Trip | None:
         """One model call, by the agent's model or, failing that, its fallbacks (R82). An

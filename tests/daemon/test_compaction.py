@@ -1,8 +1,9 @@
 """Compaction (docs/reference/rules.md R85) over gRPC, on memory, SQLite and LMDB: by
 threshold (a prune, then a summary when the prune is not enough), the transcript kept
 whole with History holding what came before, a fork from before going on uncompacted, a
-failing summary that does not fail the run, ``Compact`` by hand, and the refusal of an
-agent whose model has no known context window.
+failing summary that does not fail the run, ``Compact`` by hand, the refusal of an
+agent whose model has no known context window, and the summary call checked against the
+limits before it is made (R79), a manual one against the session's only.
 
 The agent's model is the scripted provider with a ``context_window`` setting; the
 summaries are written by another scripted model (``scripted:sum``), whose calls the
@@ -17,12 +18,14 @@ import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.store.verify import verify_session
-from tests.support.compaction import FETCH, RESULT, SUMMARY, go, spec
+from tests.support.compaction import FETCH, RESULT, SUMMARY, go, priced, spec
 from tests.support.harness import (
+    AheadClock,
     Harness,
     a_run_waiting_on_a_tool,
     assert_valid_transcript,
     error_info,
+    watch,
 )
 
 
@@ -202,3 +205,109 @@ async def test_r85_compact_is_refused_while_a_run_holds_the_session(h: Harness) 
         await h.stub.Compact(pb.CompactRequest(session_id="busy"))
     assert error_info(e.value)[:2] == (grpc.StatusCode.ABORTED, "SESSION_BUSY")
     waiting.cancel()
+
+
+# -- R79: the summary call is checked against the limits before it is made -----------------
+
+
+async def usage_by_model(h: Harness, sid: str) -> dict[str, pb.Usage]:
+    got = await h.stub.GetSession(pb.GetSessionRequest(session_id=sid))
+    return dict(got.usage_by_model)
+
+
+async def test_r79_r85_a_summary_whose_worst_case_would_cross_a_limit_is_not_made(
+    h: Harness,
+) -> None:
+    # The turns fit in $7 (each one's worst case too); a summary's worst case alone, its
+    # input and 4,096 tokens written at $2,000 a million, is above $8.
+    agent = priced(spec())
+    agent.limits.session.cost_usd = 7.0
+    log = await h.run("capped", go(), agent, FETCH)
+    assert log.error is None and log.done.finish_reason == pb.FINISH_REASON_STOP
+    assert not log.of("budget.exceeded")  # the turns themselves fit
+    dones = [d.compaction_done for d in log.of("compaction.done")]
+    refused = [d for d in dones if d.error]
+    # Compaction 1 only prunes (no summary, no check); 2 and 3 would summarize.
+    assert [d.step for d in refused] == [4, 5] and not dones[0].error
+    for d in refused:
+        assert d.error.startswith("the summary call was not made: ")
+        assert "the session limit cost_usd=7 (used " in d.error and "its worst case " in d.error
+        assert d.summarized == 0 and d.pruned == 1  # the prune before it stands
+        assert d.usage.model_calls == 0 and d.summary_model == "scripted:sum"
+    assert summary_calls(h) == 0  # no call was made
+    assert "scripted:sum" not in await usage_by_model(h, "capped")
+    cp = await h.get("capped")
+    assert_valid_transcript(cp)
+    assert cp.compaction.summary == "" and cp.compaction.summarized_before == 0
+    assert cp.compaction.pruned_before > 0
+    assert cp.total_usage.model_calls == 5  # the five turns, no summary
+    assert 0 < cp.total_usage.cost_usd <= 7.0  # nothing spent past the cap
+
+    # A summary in a run counts in the run's usage too: the run's limits apply to it.
+    agent = priced(spec())
+    agent.limits.run.cost_usd = 7.0
+    log = await h.run("run-capped", go(), agent, FETCH)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP and not log.of("budget.exceeded")
+    errors = [d.compaction_done.error for d in log.of("compaction.done")]
+    assert errors[0] == "" and all("the run limit cost_usd=7 (used " in e for e in errors[1:])
+    assert summary_calls(h) == 0
+
+
+async def test_r79_r85_a_summary_within_the_limits_is_made(h: Harness) -> None:
+    # The same run with room for the summary's worst case: it is made, as without limits.
+    agent = priced(spec())
+    agent.limits.session.cost_usd = 20.0
+    agent.limits.run.cost_usd = 20.0
+    log = await h.run("room", go(), agent, FETCH)
+    assert log.error is None and log.done.finish_reason == pb.FINISH_REASON_STOP
+    dones = [d.compaction_done for d in log.of("compaction.done")]
+    assert [d.error for d in dones] == ["", "", ""]
+    assert dones[1].summarized > 0 and dones[1].usage.model_calls == 1
+    assert summary_calls(h) == 1
+    assert (await usage_by_model(h, "room"))["scripted:sum"].model_calls == 1
+    cp = await h.get("room")
+    assert cp.compaction.summary == SUMMARY
+    assert cp.total_usage.model_calls == cp.usage.model_calls == 6
+    assert cp.total_usage.cost_usd <= 20.0
+
+
+async def test_r79_r85_compact_by_hand_checks_the_session_limits_only(h: Harness) -> None:
+    # A window so large nothing compacts by itself; the session's cost cap leaves room
+    # for the turns, not for a summary's worst case.
+    agent = priced(spec(window=1_000_000))
+    agent.limits.session.cost_usd = 9.0
+    log = await h.run("tight", go(), agent, FETCH)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP and not log.of("compaction.start")
+    before = await h.get("tight")
+    assert before.total_usage.cost_usd <= 9.0
+
+    got = await h.stub.Compact(pb.CompactRequest(session_id="tight"))
+    # The prune is saved; the summary was refused, and said so.
+    assert got.compacted and got.checkpoint.compaction.pruned_before > 0
+    assert got.checkpoint.compaction.summary == ""
+    done = [e.compaction_done for e in await watch(h, "tight") if e.type == "compaction.done"]
+    assert len(done) == 1 and done[0].trigger == "manual" and done[0].summarized == 0
+    assert done[0].error.startswith(
+        "the summary call was not made: it could cross the session limit cost_usd=9 (used "
+    )
+    assert summary_calls(h) == 0
+    assert got.checkpoint.total_usage == before.total_usage  # nothing spent
+
+    # The run's limits do not apply: its usage does not count a summary by hand. Past its
+    # calls, cost and time (the clock an hour on), the summary is made.
+    agent = priced(spec(window=1_000_000))
+    agent.limits.run.model_calls = 5
+    agent.limits.run.cost_usd = 9.0
+    agent.limits.run.wall_clock_ms = 60_000
+    agent.limits.session.cost_usd = 100.0
+    log = await h.run("run-capped", go(), agent, FETCH)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    h.daemon.engine.clock = AheadClock(3600)
+    got = await h.stub.Compact(pb.CompactRequest(session_id="run-capped"))
+    assert got.compacted and got.checkpoint.compaction.summary == SUMMARY
+    done = [e.compaction_done for e in await watch(h, "run-capped") if e.type == "compaction.done"]
+    assert [d.error for d in done] == [""] and done[0].usage.model_calls == 1
+    assert summary_calls(h) == 1
+    assert got.checkpoint.usage.model_calls == 5  # the run's usage has no summary in it
+    assert got.checkpoint.total_usage.model_calls == 6
+    assert got.checkpoint.total_usage.cost_usd <= 100.0

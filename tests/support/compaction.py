@@ -52,3 +52,22 @@ def spec(
 
 def go() -> list[pb.Message]:
     return [pb.Message(role=pb.ROLE_USER, content="Read pages 1 to 4.", pinned=True)]
+
+
+#: USD per million tokens of both scripted models when a test prices them (R78).
+PRICE = {"prompt_per_mtok": 1000.0, "completion_per_mtok": 2000.0}
+#: The most tokens a priced agent's turn may write (its worst case's output, R79); the
+#: summarizing model has no ``max_tokens``, so its worst case writes 4,096.
+MAX_TOKENS = 400
+
+
+def priced(agent: pb.AgentSpec) -> pb.AgentSpec:
+    """``agent`` (made by :func:`spec`) with both its models priced at :data:`PRICE` and
+    its turns' ``max_tokens`` at :data:`MAX_TOKENS`, so a cost limit can apply (R78)."""
+    settings = json.loads(agent.model_settings_json)
+    settings.update(price=PRICE, max_tokens=MAX_TOKENS)
+    agent.model_settings_json = json.dumps(settings)
+    summarizing = json.loads(agent.compaction.model_settings_json)
+    summarizing["price"] = PRICE
+    agent.compaction.model_settings_json = json.dumps(summarizing)
+    return agent
