@@ -318,7 +318,7 @@ async def compact(
         )
         if (trip := run.admit(worst, scopes)) is not None:
             error = refused(trip)
-            log.warning("compaction summary not made session=%s: %s", cp.session_id, error)
+            log.warning("compaction session=%s: %s", cp.session_id, error)
         else:
             try:
                 answer, answered = await run.control.unless_stopped(provider.complete(request))

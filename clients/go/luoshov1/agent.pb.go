@@ -5514,7 +5514,8 @@ type CompactionDone struct {
 	// Tool results pruned, messages summarized.
 	Pruned     int32 `protobuf:"varint,5,opt,name=pruned,proto3" json:"pruned,omitempty"`
 	Summarized int32 `protobuf:"varint,6,opt,name=summarized,proto3" json:"summarized,omitempty"`
-	// Why the summary was not made (its call failed): the run goes on without it.
+	// Why the summary was not made (its call failed, or a limit it could cross, R79): the
+	// run goes on without it.
 	Error         string `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
 	SummaryModel  string `protobuf:"bytes,8,opt,name=summary_model,json=summaryModel,proto3" json:"summary_model,omitempty"`
 	Usage         *Usage `protobuf:"bytes,9,opt,name=usage,proto3" json:"usage,omitempty"`

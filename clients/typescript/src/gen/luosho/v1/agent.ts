@@ -2549,7 +2549,10 @@ export interface CompactionDone {
   /** Tool results pruned, messages summarized. */
   pruned: number;
   summarized: number;
-  /** Why the summary was not made (its call failed): the run goes on without it. */
+  /**
+   * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+   * run goes on without it.
+   */
   error: string;
   summaryModel: string;
   usage: Usage | undefined;

@@ -159,7 +159,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object error_ = "";
   /**
    * <pre>
-   * Why the summary was not made (its call failed): the run goes on without it.
+   * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+   * run goes on without it.
    * </pre>
    *
    * <code>string error = 7;</code>
@@ -180,7 +181,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Why the summary was not made (its call failed): the run goes on without it.
+   * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+   * run goes on without it.
    * </pre>
    *
    * <code>string error = 7;</code>
@@ -1025,7 +1027,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object error_ = "";
     /**
      * <pre>
-     * Why the summary was not made (its call failed): the run goes on without it.
+     * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+     * run goes on without it.
      * </pre>
      *
      * <code>string error = 7;</code>
@@ -1045,7 +1048,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Why the summary was not made (its call failed): the run goes on without it.
+     * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+     * run goes on without it.
      * </pre>
      *
      * <code>string error = 7;</code>
@@ -1066,7 +1070,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Why the summary was not made (its call failed): the run goes on without it.
+     * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+     * run goes on without it.
      * </pre>
      *
      * <code>string error = 7;</code>
@@ -1083,7 +1088,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Why the summary was not made (its call failed): the run goes on without it.
+     * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+     * run goes on without it.
      * </pre>
      *
      * <code>string error = 7;</code>
@@ -1097,7 +1103,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Why the summary was not made (its call failed): the run goes on without it.
+     * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+     * run goes on without it.
      * </pre>
      *
      * <code>string error = 7;</code>

@@ -58,7 +58,8 @@ public interface CompactionDoneOrBuilder extends
 
   /**
    * <pre>
-   * Why the summary was not made (its call failed): the run goes on without it.
+   * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+   * run goes on without it.
    * </pre>
    *
    * <code>string error = 7;</code>
@@ -67,7 +68,8 @@ public interface CompactionDoneOrBuilder extends
   java.lang.String getError();
   /**
    * <pre>
-   * Why the summary was not made (its call failed): the run goes on without it.
+   * Why the summary was not made (its call failed, or a limit it could cross, R79): the
+   * run goes on without it.
    * </pre>
    *
    * <code>string error = 7;</code>
