@@ -728,6 +728,17 @@ def _check_prices(
                 reason="COST_LIMIT_WITHOUT_PRICE",
                 model=spec.model,
             )
+        if spec.compaction is not None:  # R85: a summary is a model call, counted like any
+            summary_id, other, name, other_settings = compaction.summarizer(providers, spec)
+            if not priced(other, name, other_settings):
+                raise InvalidArgument(
+                    f"the summarizing model {summary_id!r} has no price and its provider "
+                    "reports no cost, so a cost_usd limit cannot be kept: add it to the "
+                    f'provider\'s price table ([providers.NAME.prices."{name}"]) or drop the '
+                    "cost limit",
+                    reason="COST_LIMIT_WITHOUT_PRICE",
+                    model=summary_id,
+                )
     for sub in spec.subagents:
         _check_prices(providers, sub.agent, capped)
 

@@ -311,3 +311,22 @@ async def test_r79_r85_compact_by_hand_checks_the_session_limits_only(h: Harness
     assert got.checkpoint.usage.model_calls == 5  # the run's usage has no summary in it
     assert got.checkpoint.total_usage.model_calls == 6
     assert got.checkpoint.total_usage.cost_usd <= 100.0
+
+
+async def test_r78_r85_a_cost_limit_with_an_unpriced_summarizing_model_is_refused_at_start(
+    h: Harness,
+) -> None:
+    # The summary is a model call counted like any: under a cost limit its model needs a
+    # price (or a provider that reports cost), or the limit could not be kept.
+    agent = priced(spec())
+    summarizing = json.loads(agent.compaction.model_settings_json)
+    del summarizing["price"]
+    agent.compaction.model_settings_json = json.dumps(summarizing)
+    agent.limits.session.cost_usd = 100.0
+    log = await h.run("unpriced", go(), agent, FETCH)
+    assert log.error is not None and log.events == []
+    code, reason, meta = error_info(log.error)
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "COST_LIMIT_WITHOUT_PRICE")
+    assert meta["model"] == "scripted:sum"
+    assert "summarizing model 'scripted:sum' has no price" in log.error.details()
+    assert h.model_calls("unpriced") == 0
