@@ -2,6 +2,8 @@ package dev.luosho.client;
 
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -111,9 +113,34 @@ public final class AsyncClient implements AutoCloseable {
         ResumeResponse::getEvent, (known, o) -> stub.resume(sent, o)).start();
   }
 
+  /**
+   * Wake a sleeping session now and run it to its end (R86); fails with
+   * {@link NotSleepingException} when it is not sleeping. (A plain {@code resume} of a sleeping
+   * session fails with {@link SessionSleepingException}, whose {@code wakeAt()} says until when.)
+   */
+  public CompletableFuture<RunResult> wake(String sessionId, Map<String, ToolHandler> tools,
+      Consumer<Event> onEvent) {
+    return resume(Requests.wake(sessionId), tools, onEvent);
+  }
+
   public CompletableFuture<RunResult> resolve(String approvalId, boolean approved, String note,
       Map<String, ToolHandler> tools, Consumer<Event> onEvent) {
     return resolve(Requests.resolve(approvalId, approved, note), tools, onEvent);
+  }
+
+  /**
+   * Decide a pending approval of {@code sessionId} and continue its run: the session lets a
+   * retry be recognised even when the first attempt broke before its first event.
+   */
+  public CompletableFuture<RunResult> resolve(String approvalId, boolean approved, String note, String sessionId,
+      Map<String, ToolHandler> tools, Consumer<Event> onEvent) {
+    return resolve(Requests.resolve(approvalId, approved, note, sessionId), tools, onEvent);
+  }
+
+  /** Answer a pending question (R88) and continue its run: the answer is the call's result. */
+  public CompletableFuture<RunResult> answer(String approvalId, String answer, Map<String, ToolHandler> tools,
+      Consumer<Event> onEvent) {
+    return resolve(Requests.answer(approvalId, answer), tools, onEvent);
   }
 
   /**
@@ -152,6 +179,165 @@ public final class AsyncClient implements AutoCloseable {
   public CompletableFuture<Boolean> cancel(String sessionId) {
     return AsyncClient.<CancelResponse>unary(o -> stub.cancel(CancelRequest.newBuilder().setSessionId(sessionId).build(), o))
         .thenApply(CancelResponse::getCancelled);
+  }
+
+  /**
+   * Answer a tool call by hand; the outcome (ACCEPTED or DUPLICATE). Throws
+   * {@link IllegalArgumentException} at once when the result is not JSON-serialisable.
+   */
+  public CompletableFuture<SubmitOutcome> submitToolResult(String sessionId, String toolCallId, Object result,
+      boolean isError) {
+    SubmitToolResultRequest request = Requests.submitToolResult(sessionId, toolCallId, result, isError);
+    return AsyncClient.<SubmitToolResultResponse>unary(o -> stub.submitToolResult(request, o))
+        .thenApply(SubmitToolResultResponse::getOutcome);
+  }
+
+  /** Delete the session's checkpoint; false when there was none. */
+  public CompletableFuture<Boolean> deleteSession(String sessionId) {
+    return AsyncClient.<DeleteSessionResponse>unary(o -> stub.deleteSession(
+        DeleteSessionRequest.newBuilder().setSessionId(sessionId).build(), o))
+        .thenApply(DeleteSessionResponse::getDeleted);
+  }
+
+  /** Compact the session's transcript by hand (R85); UNSPECIFIED takes the agent's strategy. */
+  public CompletableFuture<CompactResponse> compact(String sessionId, CompactionStrategy strategy) {
+    return unary(o -> stub.compact(
+        CompactRequest.newBuilder().setSessionId(sessionId).setStrategy(strategy).build(), o));
+  }
+
+  /**
+   * A new schedule (R87, see {@link Requests#cronSchedule} and {@link Requests#intervalSchedule}):
+   * the daemon runs its agent at each fire. Fails with {@link InvalidArgumentException}
+   * (INVALID_SCHEDULE, UNKNOWN_TIME_ZONE) or {@link ScheduleExistsException}.
+   */
+  public CompletableFuture<Schedule> createSchedule(ScheduleSpec spec) {
+    return AsyncClient.<CreateScheduleResponse>unary(o -> stub.createSchedule(
+        CreateScheduleRequest.newBuilder().setSpec(spec).build(), o))
+        .thenApply(CreateScheduleResponse::getSchedule);
+  }
+
+  /** Every schedule, ordered by name. */
+  public CompletableFuture<List<Schedule>> listSchedules() {
+    return AsyncClient.<ListSchedulesResponse>unary(o -> stub.listSchedules(ListSchedulesRequest.getDefaultInstance(), o))
+        .thenApply(ListSchedulesResponse::getSchedulesList);
+  }
+
+  /** The schedule of that name; empty when there is none. */
+  public CompletableFuture<java.util.Optional<Schedule>> getSchedule(String name) {
+    return listSchedules().thenApply(all -> Requests.named(all, name));
+  }
+
+  /** Stop the schedule's fires until {@link #resumeSchedule} (fires due meanwhile do not run). */
+  public CompletableFuture<Schedule> pauseSchedule(String name) {
+    return AsyncClient.<PauseScheduleResponse>unary(o -> stub.pauseSchedule(
+        PauseScheduleRequest.newBuilder().setName(name).build(), o))
+        .thenApply(PauseScheduleResponse::getSchedule);
+  }
+
+  /** Let a paused schedule fire again, from its next time after now. */
+  public CompletableFuture<Schedule> resumeSchedule(String name) {
+    return AsyncClient.<ResumeScheduleResponse>unary(o -> stub.resumeSchedule(
+        ResumeScheduleRequest.newBuilder().setName(name).build(), o))
+        .thenApply(ResumeScheduleResponse::getSchedule);
+  }
+
+  /** Delete the schedule (the runs it started go on); {@link ScheduleNotFoundException} if none. */
+  public CompletableFuture<Void> deleteSchedule(String name) {
+    return AsyncClient.<DeleteScheduleResponse>unary(o -> stub.deleteSchedule(
+        DeleteScheduleRequest.newBuilder().setName(name).build(), o))
+        .thenApply(r -> null);
+  }
+
+  /** Fire the schedule once now: the fire's session and request id (follow it with watch). */
+  public CompletableFuture<TriggerScheduleResponse> triggerSchedule(String name) {
+    return unary(o -> stub.triggerSchedule(TriggerScheduleRequest.newBuilder().setName(name).build(), o));
+  }
+
+  /**
+   * The sessions (of one status, or all when UNSPECIFIED), by session id, every page; a
+   * SLEEPING one's {@code getWakeAt()} says when it wakes (R86).
+   */
+  public CompletableFuture<List<SessionSummary>> listSessions(CheckpointStatus status) {
+    return pages(token -> AsyncClient.<ListSessionsResponse>unary(
+            o -> stub.listSessions(Requests.listSessions(status, token), o)),
+        ListSessionsResponse::getSessionsList, ListSessionsResponse::getNextPageToken);
+  }
+
+  /** Pending approvals (of one session, or all when sessionId is empty), every page. */
+  public CompletableFuture<List<Approval>> listApprovals(String sessionId) {
+    return pages(token -> AsyncClient.<ListApprovalsResponse>unary(
+            o -> stub.listApprovals(Requests.listApprovals(sessionId, token), o)),
+        ListApprovalsResponse::getApprovalsList, ListApprovalsResponse::getNextPageToken);
+  }
+
+  /** The session's checkpoint history, newest first, every page. */
+  public CompletableFuture<List<HistoryEntry>> history(String sessionId, boolean includeCheckpoint) {
+    return pages(token -> history(Requests.history(sessionId, includeCheckpoint, token)),
+        HistoryResponse::getEntriesList, HistoryResponse::getNextPageToken);
+  }
+
+  /** A new session from step fromStep of sessionId's history, with a patch (may be null). */
+  public CompletableFuture<ForkResponse> fork(String sessionId, int fromStep, String newSessionId, ForkPatch patch) {
+    return fork(Requests.fork(sessionId, fromStep, newSessionId, patch));
+  }
+
+  /** Two sessions' trajectories side by side. */
+  public CompletableFuture<CompareResponse> compare(String sessionIdA, String sessionIdB) {
+    return unary(o -> stub.compare(CompareRequest.newBuilder()
+        .setSessionIdA(sessionIdA).setSessionIdB(sessionIdB).build(), o));
+  }
+
+  /**
+   * The session's events with seq greater than afterSeq, each handed to {@code onEvent} (on a
+   * gRPC thread, in order); with follow, live events too. The future completes with the highest
+   * seq seen (afterSeq if none) when the stream ends, and fails with the typed error when it
+   * broke off (watch again from the last event's seq). Cancelling it cancels the stream.
+   */
+  public CompletableFuture<Long> watch(String sessionId, long afterSeq, boolean follow, Consumer<Event> onEvent) {
+    CompletableFuture<Long> done = new CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong(afterSeq);
+    try {
+      stub.watch(Requests.watch(sessionId, afterSeq, follow), new ClientResponseObserver<WatchRequest, WatchResponse>() {
+        @Override
+        public void beforeStart(ClientCallStreamObserver<WatchRequest> call) {
+          done.whenComplete((v, e) -> {
+            if (done.isCancelled()) call.cancel("the watch was cancelled", null);
+          });
+        }
+
+        @Override
+        public void onNext(WatchResponse response) {
+          Event event = response.getEvent();
+          last.accumulateAndGet(event.getSeq(), Math::max);
+          if (onEvent != null) onEvent.accept(event);
+        }
+
+        @Override
+        public void onError(Throwable t) { done.completeExceptionally(Errors.translate(t)); }
+
+        @Override
+        public void onCompleted() { done.complete(last.get()); }
+      });
+    } catch (RuntimeException e) {
+      done.completeExceptionally(Errors.translate(e));
+    }
+    return done;
+  }
+
+  /** Every page's items in order: {@code page} fetches the page of a token ("" first). */
+  private static <R, E> CompletableFuture<List<E>> pages(Function<String, CompletableFuture<R>> page,
+      Function<R, List<E>> items, Function<R, String> next) {
+    List<E> out = new ArrayList<>();
+    return pages(page, items, next, "", out).thenApply(v -> List.copyOf(out));
+  }
+
+  private static <R, E> CompletableFuture<Void> pages(Function<String, CompletableFuture<R>> page,
+      Function<R, List<E>> items, Function<R, String> next, String token, List<E> out) {
+    return page.apply(token).thenCompose(r -> {
+      out.addAll(items.apply(r));
+      String more = next.apply(r);
+      return more.isEmpty() ? CompletableFuture.completedFuture(null) : pages(page, items, next, more, out);
+    });
   }
 
   public CompletableFuture<HistoryResponse> history(HistoryRequest request) {

@@ -146,15 +146,8 @@ public final class Client implements AutoCloseable {
 
   /** Answer a tool call by hand; the outcome (ACCEPTED or DUPLICATE). */
   public SubmitOutcome submitToolResult(String sessionId, String toolCallId, Object result, boolean isError) {
-    String json;
-    try {
-      json = Tools.dumps(result);
-    } catch (Exception e) {
-      throw new IllegalArgumentException("the result is not JSON-serialisable", e);
-    }
-    return call(() -> stub.submitToolResult(SubmitToolResultRequest.newBuilder()
-        .setSessionId(sessionId).setToolCallId(toolCallId).setResultJson(json).setIsError(isError)
-        .build())).getOutcome();
+    SubmitToolResultRequest request = Requests.submitToolResult(sessionId, toolCallId, result, isError);
+    return call(() -> stub.submitToolResult(request)).getOutcome();
   }
 
   /** Abort the session's running run; false when none was running in the daemon. */
@@ -208,7 +201,7 @@ public final class Client implements AutoCloseable {
 
   /** The schedule of that name; empty when there is none. */
   public java.util.Optional<Schedule> getSchedule(String name) {
-    return listSchedules().stream().filter(s -> s.getSpec().getName().equals(name)).findFirst();
+    return Requests.named(listSchedules(), name);
   }
 
   /** Stop the schedule's fires until {@link #resumeSchedule} (fires due meanwhile do not run). */
@@ -241,8 +234,7 @@ public final class Client implements AutoCloseable {
     List<SessionSummary> out = new ArrayList<>();
     String token = "";
     do {
-      ListSessionsResponse page = call(stub::listSessions,
-          ListSessionsRequest.newBuilder().setStatus(status).setPageToken(token).build());
+      ListSessionsResponse page = call(stub::listSessions, Requests.listSessions(status, token));
       out.addAll(page.getSessionsList());
       token = page.getNextPageToken();
     } while (!token.isEmpty());
@@ -254,8 +246,7 @@ public final class Client implements AutoCloseable {
     List<Approval> out = new ArrayList<>();
     String token = "";
     do {
-      ListApprovalsResponse page = call(stub::listApprovals,
-          ListApprovalsRequest.newBuilder().setSessionId(sessionId).setPageToken(token).build());
+      ListApprovalsResponse page = call(stub::listApprovals, Requests.listApprovals(sessionId, token));
       out.addAll(page.getApprovalsList());
       token = page.getNextPageToken();
     } while (!token.isEmpty());
@@ -267,8 +258,7 @@ public final class Client implements AutoCloseable {
     List<HistoryEntry> out = new ArrayList<>();
     String token = "";
     do {
-      HistoryResponse page = call(stub::history, HistoryRequest.newBuilder()
-          .setSessionId(sessionId).setIncludeCheckpoint(includeCheckpoint).setPageToken(token).build());
+      HistoryResponse page = call(stub::history, Requests.history(sessionId, includeCheckpoint, token));
       out.addAll(page.getEntriesList());
       token = page.getNextPageToken();
     } while (!token.isEmpty());
@@ -277,10 +267,7 @@ public final class Client implements AutoCloseable {
 
   /** A new session from step fromStep of sessionId's history, with a patch (may be null). */
   public ForkResponse fork(String sessionId, int fromStep, String newSessionId, ForkPatch patch) {
-    ForkRequest.Builder b = ForkRequest.newBuilder()
-        .setSessionId(sessionId).setFromStep(fromStep).setNewSessionId(newSessionId == null ? "" : newSessionId);
-    if (patch != null) b.setPatch(patch);
-    return call(stub::fork, b.build());
+    return call(stub::fork, Requests.fork(sessionId, fromStep, newSessionId, patch));
   }
 
   /** Two sessions' trajectories side by side. */
@@ -291,8 +278,7 @@ public final class Client implements AutoCloseable {
 
   /** The session's events with seq greater than afterSeq; with follow, live events too. */
   public Watch watch(String sessionId, long afterSeq, boolean follow) {
-    WatchRequest request = WatchRequest.newBuilder()
-        .setSessionId(sessionId).setAfterSeq(afterSeq).setFollow(follow).build();
+    WatchRequest request = Requests.watch(sessionId, afterSeq, follow);
     return new Watch(afterSeq, () -> stub.watch(request));
   }
 

@@ -87,4 +87,54 @@ public final class Requests {
     return ResolveRequest.newBuilder().setApprovalId(approvalId).setApproved(true)
         .setAnswer(answer == null ? "" : answer).build();
   }
+
+  /**
+   * A SubmitToolResult request answering a call by hand: {@code result} written as JSON.
+   * Throws {@link IllegalArgumentException} when it is not JSON-serialisable.
+   */
+  public static SubmitToolResultRequest submitToolResult(String sessionId, String toolCallId, Object result,
+      boolean isError) {
+    String json;
+    try {
+      json = Tools.dumps(result);
+    } catch (Exception e) {
+      throw new IllegalArgumentException("the result is not JSON-serialisable", e);
+    }
+    return SubmitToolResultRequest.newBuilder().setSessionId(sessionId).setToolCallId(toolCallId)
+        .setResultJson(json).setIsError(isError).build();
+  }
+
+  /** A Fork request: a new session from step fromStep, with a patch (may be null; newSessionId null: the daemon names it). */
+  public static ForkRequest fork(String sessionId, int fromStep, String newSessionId, ForkPatch patch) {
+    ForkRequest.Builder b = ForkRequest.newBuilder()
+        .setSessionId(sessionId).setFromStep(fromStep).setNewSessionId(newSessionId == null ? "" : newSessionId);
+    if (patch != null) b.setPatch(patch);
+    return b.build();
+  }
+
+  /** A Watch request: the session's events with seq greater than afterSeq; with follow, live events too. */
+  public static WatchRequest watch(String sessionId, long afterSeq, boolean follow) {
+    return WatchRequest.newBuilder().setSessionId(sessionId).setAfterSeq(afterSeq).setFollow(follow).build();
+  }
+
+  /** One page of ListSessions (status UNSPECIFIED: every status) from the page token. */
+  static ListSessionsRequest listSessions(CheckpointStatus status, String pageToken) {
+    return ListSessionsRequest.newBuilder().setStatus(status).setPageToken(pageToken).build();
+  }
+
+  /** One page of ListApprovals (sessionId empty: every session's) from the page token. */
+  static ListApprovalsRequest listApprovals(String sessionId, String pageToken) {
+    return ListApprovalsRequest.newBuilder().setSessionId(sessionId).setPageToken(pageToken).build();
+  }
+
+  /** One page of History from the page token. */
+  static HistoryRequest history(String sessionId, boolean includeCheckpoint, String pageToken) {
+    return HistoryRequest.newBuilder().setSessionId(sessionId).setIncludeCheckpoint(includeCheckpoint)
+        .setPageToken(pageToken).build();
+  }
+
+  /** The schedule of that name among {@code schedules} (ListSchedules has no filter). */
+  static java.util.Optional<Schedule> named(java.util.List<Schedule> schedules, String name) {
+    return schedules.stream().filter(s -> s.getSpec().getName().equals(name)).findFirst();
+  }
 }
