@@ -13,7 +13,6 @@ libraries under the model providers log request bodies at DEBUG, so they are hel
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -45,6 +44,8 @@ class JsonFormatter(logging.Formatter):
     run context, then ``exc`` (the traceback) when there is one."""
 
     def format(self, record: logging.LogRecord) -> str:
+        import json  # not at the top: the CLI's start-up does without it
+
         line: dict[str, Any] = {
             "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
             + f".{int(record.msecs):03d}Z",

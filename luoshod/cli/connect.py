@@ -96,8 +96,15 @@ def tls_hint(args: argparse.Namespace, address: str) -> str:
     if uses_tls(args) or address.startswith("unix:"):
         return ""
     host, _, port = address.rpartition(":")
+    name = host.strip("[]")
+    # An ASCII name as bytes: a str is encoded with the IDNA codec, an import of its own.
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=2) as raw:
+        family, kind, proto, _, where = socket.getaddrinfo(
+            name.encode() if name.isascii() else name, int(port), type=socket.SOCK_STREAM
+        )[0]
+        with socket.socket(family, kind, proto) as raw:
+            raw.settimeout(2)
+            raw.connect(where)
             context = ssl.create_default_context()
             context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
             with context.wrap_socket(raw):

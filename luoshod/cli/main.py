@@ -321,13 +321,17 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         p.add_subparsers(dest="command", required=True, metavar="COMMAND"),
     )
     named = _named_command(argv)
+    # The other commands are only listed, by the top-level --help (asked before the command,
+    # or with no known command named): their parsers are not made for a command line that
+    # cannot show it (each is a fraction of a millisecond of every command's start-up).
+    listed = named not in COMMANDS or any(a in ("-h", "--help") for a in argv[: argv.index(named)])
     for name, help in COMMANDS.items():
         if name == named and _ARGUMENTS[name] is _admin_arguments:
             # and of its subcommands, only the one named (``list`` of ``sessions list``)
             _admin_arguments(sub, name, help, _named_command(argv[argv.index(name) + 1 :]))
         elif name == named:
             _ARGUMENTS[name](sub, name, help)
-        else:  # listed by --help; argparse never parses its arguments
+        elif listed:  # argparse never parses its arguments
             sub.add_parser(name, help=help)
     return p
 

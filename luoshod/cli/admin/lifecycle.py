@@ -12,7 +12,6 @@ within that time recorded as a timeout error result for the model to read.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -88,6 +87,8 @@ def event_line(e: pb.Event) -> str:
 
 
 def _print_event(e: pb.Event, as_json: bool) -> None:
+    import json  # not at the top: the CLI's start-up does without it
+
     if as_json:
         print(json.dumps(render.as_dict(e)), flush=True)
     else:
@@ -231,6 +232,8 @@ def _key(s: pb.TrajectoryStep) -> tuple[object, ...]:
 
 
 def _json(text: str) -> str:
+    import json  # not at the top: the CLI's start-up does without it
+
     try:
         return json.dumps(json.loads(text), sort_keys=True)
     except ValueError:

@@ -3,7 +3,6 @@ for people, plain JSON (proto field names) for scripts. No I/O but ``emit``."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC
@@ -90,6 +89,8 @@ def one_line(message: ProtoMessage) -> str:
 
 def emit(data: object) -> None:
     """``--json`` output: one JSON document on stdout."""
+    import json  # not at the top: the CLI's start-up does without it
+
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
 
@@ -280,6 +281,8 @@ def structured_answer(cp: pb.Checkpoint) -> Any:
     """The structured answer of a session whose agent had an output schema (R83) and whose
     run ended with it valid (finish reason stop): the final assistant message, parsed (the
     run.done event's ``output_json`` is the same value); ``NO_ANSWER`` otherwise."""
+    import json  # not at the top: the CLI's start-up does without it
+
     if not cp.agent.output_schema_json or cp.finish_reason != pb.FINISH_REASON_STOP:
         return NO_ANSWER
     last = cp.messages[-1] if cp.messages else None
@@ -293,6 +296,8 @@ def structured_answer(cp: pb.Checkpoint) -> Any:
 
 def answer_lines(cp: pb.Checkpoint) -> list[str]:
     """The structured answer pretty-printed under a heading, or nothing without one."""
+    import json  # not at the top: the CLI's start-up does without it
+
     value = structured_answer(cp)
     if value is NO_ANSWER:
         return []
