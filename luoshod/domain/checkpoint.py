@@ -410,9 +410,10 @@ class Checkpoint:
     #: out, so a hand-out after a restart, a takeover or a Resume counts one more. Entries
     #: of earlier runs are dropped when a run starts.
     attempts: dict[str, int] = field(default_factory=dict)
-    #: R81: when each call of the run was first handed out (the engine's clock, seconds),
-    #: by call id like ``attempts`` and saved with it: a call's tool timeout counts from
-    #: there, across restarts, takeovers and Resume, not from a process's own hand-out.
+    #: R81: when each call of the run without a result yet was first handed out (the
+    #: engine's clock, seconds), by call id like ``attempts`` and saved with it: a call's
+    #: tool timeout counts from there, across restarts, takeovers and Resume, not from a
+    #: process's own hand-out. A call's entry goes when its result is recorded.
     handed_out_at: dict[str, float] = field(default_factory=dict)
     #: What the store's message log holds of ``agent`` and ``fingerprint`` (store kit,
     #: ``store.kit.tasklog``): how many agent records the stored prefix holds, and the

@@ -757,6 +757,9 @@ class Run:
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
         self.cp.early_results.pop(result.tool_call_id, None)  # in the transcript now (R76)
+        # Its tool timeout is over (R81): a header keeps the hand-out times of the calls
+        # still waiting only, not one more for every call of a long run.
+        self.cp.handed_out_at.pop(result.tool_call_id, None)
         subagents.retire(
             self.cp, self.cp.subtasks.pop(result.tool_call_id, None)
         )  # with its result

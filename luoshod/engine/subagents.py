@@ -564,11 +564,13 @@ class SubRun:
         st = self.state
         st.messages.append(result)
         retire(self.root.cp, st.children.pop(result.tool_call_id, None))  # with its result
-        self.root.cp.decisions.pop(self._qualify(result.tool_call_id), None)  # acted on
+        qualified = self._qualify(result.tool_call_id)
+        self.root.cp.decisions.pop(qualified, None)  # acted on
+        self.root.cp.handed_out_at.pop(qualified, None)  # its timeout is over (R81)
         self.emit(
             ev.TOOL_RESULT,
             step=step,
-            tool_call_id=self._qualify(result.tool_call_id),
+            tool_call_id=qualified,
             tool_name=result.tool_name,
             result_json=result.content,
             is_error=result.is_error,

@@ -313,3 +313,25 @@ async def test_r81_a_call_whose_timeout_passed_while_nobody_waited_times_out_at_
     assert [(r.tool_call_id, r.is_error) for r in results] == [("call_0_0", True)]
     assert "tool timeout" in results[0].result_json
     assert_valid_transcript(await h.get("left-long"))
+
+
+async def test_r81_a_header_keeps_the_hand_out_times_of_the_calls_still_waiting_only(
+    h: Harness,
+) -> None:
+    """A call's first hand-out time (R81) is saved with its hand-out and dropped with its
+    result: a run's header does not grow by one entry a tool call (each save writes it).
+    The attempts of the run's calls stay (R77)."""
+    seen: list[dict[str, float]] = []
+
+    async def look(e: pb.Event) -> None:
+        if e.type == "tool.call":  # saved by now: the save that handed it out
+            cp = await h.daemon.store.load("times")
+            seen.append(dict(cp.handed_out_at))
+
+    spec = agent([calls(("add", {"a": i})) for i in range(4)] + [{"text": "done"}], ["add"])
+    log = await h.run("times", "go", spec, {"add": lambda a: a["a"]}, on_event=look)
+    assert log.done is not None and log.done.final_text == "done"
+    assert [sorted(s) for s in seen] == [[f"call_{i}_0"] for i in range(4)]
+    cp = await h.daemon.store.load("times")
+    assert cp.handed_out_at == {}
+    assert cp.attempts == {f"call_{i}_0": 1 for i in range(4)}
