@@ -386,7 +386,7 @@ def refused(trip: budget.Trip) -> str:
     if trip.deadline:
         return (
             f"the summary call was not made: the {trip.scope} limit wall_clock_ms="
-            f"{trip.value:g} has passed ({trip.used:g} ms elapsed)"
+            f"{trip.value:.0f} has passed ({trip.used:.0f} ms elapsed)"
         )
     return (
         f"the summary call was not made: it could cross the {trip.scope} limit "

@@ -313,6 +313,29 @@ async def test_r79_r85_compact_by_hand_checks_the_session_limits_only(h: Harness
     assert got.checkpoint.total_usage.cost_usd <= 100.0
 
 
+async def test_r81_r85_compact_by_hand_past_the_sessions_time_limit_makes_no_summary(
+    h: Harness,
+) -> None:
+    # The session's wall-clock limit has passed (the clock an hour on): a summary by hand
+    # is not made, and compaction.done says which limit, in whole milliseconds.
+    agent = priced(spec(window=1_000_000))
+    agent.limits.session.wall_clock_ms = 60_000
+    log = await h.run("late", go(), agent, FETCH)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    h.daemon.engine.clock = AheadClock(3600)
+    got = await h.stub.Compact(pb.CompactRequest(session_id="late"))
+    assert got.compacted and got.checkpoint.compaction.summary == ""
+    done = [e.compaction_done for e in await watch(h, "late") if e.type == "compaction.done"]
+    assert len(done) == 1
+    said = done[0].error
+    assert said.startswith(
+        "the summary call was not made: the session limit wall_clock_ms=60000 has passed ("
+    ), said
+    elapsed = int(said.rsplit("(", 1)[1].split(" ")[0])
+    assert 3_600_000 <= elapsed < 3_700_000
+    assert summary_calls(h) == 0
+
+
 async def test_r78_r85_a_cost_limit_with_an_unpriced_summarizing_model_is_refused_at_start(
     h: Harness,
 ) -> None:
