@@ -163,7 +163,7 @@ class Rate:
     @property
     def db_us(self) -> float:
         """The other threads' CPU a save: the database thread's (Python and library)."""
-        return self.other_cpu / self.saves * 1e6 if self.saves else 0.0
+        return max(0.0, self.other_cpu / self.saves * 1e6) if self.saves else 0.0
 
 
 async def saves_per_second(url: str, sessions: int, seconds: float) -> Rate:
