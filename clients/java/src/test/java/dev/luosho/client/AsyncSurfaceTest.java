@@ -144,18 +144,9 @@ class AsyncSurfaceTest extends SharedDaemonTest {
   void compactByHandAPruneThenASummary() throws Exception {
     String session = "java-async-r85";
     String summary = "Two pages were fetched and read.";
-    ObjectNode settings = (ObjectNode) Tools.JSON.readTree(Scripts.script(
-        Scripts.withCall(Scripts.text("a".repeat(300)), "fetch", "page", 1),
-        Scripts.withCall(Scripts.text("b".repeat(300)), "fetch", "page", 2),
-        Scripts.text("Both pages read.")));
-    settings.put("context_window", 1_000_000); // so large that nothing compacts by itself
-    AgentSpec agent = AgentSpec.newBuilder().setModel("scripted:pages").setInstructions("You read pages.")
-        .addTools(ToolSpec.newBuilder().setName("fetch")).setModelSettingsJson(settings.toString())
-        .setCompaction(Compaction.newBuilder().setThreshold(0.5).setProtectTokens(100)
-            .setModel("scripted:sum").setModelSettingsJson(Scripts.script(Scripts.text(summary))))
-        .build();
+    AgentSpec agent = Scripts.pagesWithCompaction(summary);
     await(async.execute(session, "Read pages 1 and 2.", agent,
-        Map.of("fetch", args -> Map.of("page", args.get("page").asInt(), "body", "r".repeat(1500))), null));
+        Map.of("fetch", Scripts.fetch()), null));
     CompactResponse pruned = await(async.compact(session, CompactionStrategy.COMPACTION_STRATEGY_PRUNE));
     assertTrue(pruned.getCompacted());
     assertTrue(pruned.getCheckpoint().getCompaction().getPrunedBefore() > 0);

@@ -22,11 +22,7 @@ class R86AsyncTest extends SharedDaemonTest {
   @Test
   void aSleepingSessionIsListedRefusedByResumeAndWokenAsynchronously() throws Exception {
     String session = "java-r86-async";
-    AgentSpec agent = AgentSpec.newBuilder().setModel("scripted:sleeper").setSleepTool(true)
-        .setModelSettingsJson(Scripts.script(
-            Scripts.withCall(Tools.JSON.createObjectNode(), "sleep", "seconds", 3600),
-            Scripts.text("woke")))
-        .build();
+    AgentSpec agent = Scripts.sleeper();
     Instant before = Instant.now();
     RunResult slept = await(async.execute(session, "nap", agent, Map.of(), null));
     assertEquals(FinishReason.FINISH_REASON_SLEEPING, slept.finishReason());

@@ -20,11 +20,7 @@ import org.junit.jupiter.api.Test;
 class R86Test extends SharedDaemonTest {
   @Test
   void aSleepingSessionIsListedRefusedByResumeAndWoken() throws Exception {
-    AgentSpec agent = AgentSpec.newBuilder().setModel("scripted:sleeper").setSleepTool(true)
-        .setModelSettingsJson(Scripts.script(
-            Scripts.withCall(Tools.JSON.createObjectNode(), "sleep", "seconds", 3600),
-            Scripts.text("woke")))
-        .build();
+    AgentSpec agent = Scripts.sleeper();
     Instant before = Instant.now();
     RunResult slept = client.execute("java-r86", "nap", agent, Map.of()).result();
     assertEquals(FinishReason.FINISH_REASON_SLEEPING, slept.finishReason());

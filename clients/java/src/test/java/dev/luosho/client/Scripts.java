@@ -46,6 +46,38 @@ final class Scripts {
         .build();
   }
 
+  /**
+   * An agent reading two pages with the tool `fetch`, whose compaction (R85) summarizes
+   * with the model `scripted:sum` answering {@code summary}; its context window so large
+   * that nothing compacts by itself.
+   */
+  static AgentSpec pagesWithCompaction(String summary) {
+    ObjectNode settings = Tools.JSON.createObjectNode();
+    ArrayNode script = settings.putArray("script");
+    script.add(withCall(text("a".repeat(300)), "fetch", "page", 1));
+    script.add(withCall(text("b".repeat(300)), "fetch", "page", 2));
+    script.add(text("Both pages read."));
+    settings.put("context_window", 1_000_000);
+    return AgentSpec.newBuilder().setModel("scripted:pages").setInstructions("You read pages.")
+        .addTools(ToolSpec.newBuilder().setName("fetch")).setModelSettingsJson(settings.toString())
+        .setCompaction(Compaction.newBuilder().setThreshold(0.5).setProtectTokens(100)
+            .setModel("scripted:sum").setModelSettingsJson(script(text(summary))))
+        .build();
+  }
+
+  /** A page of `fetch`: its number and a long body. */
+  static ToolHandler fetch() {
+    return args -> java.util.Map.of("page", args.get("page").asInt(), "body", "r".repeat(1500));
+  }
+
+  /** An agent with the daemon tool `sleep` (R86) that sleeps an hour, then answers "woke". */
+  static AgentSpec sleeper() {
+    return AgentSpec.newBuilder().setModel("scripted:sleeper").setSleepTool(true)
+        .setModelSettingsJson(script(
+            withCall(Tools.JSON.createObjectNode(), "sleep", "seconds", 3600), text("woke")))
+        .build();
+  }
+
   static AgentSpec twoAdds() {
     return agent(false, call("add", 1, 2), call("add", 3, 4), text("done"));
   }
