@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -710,34 +710,28 @@ def _check_prices(
         provider, model, settings = resolved or providers.resolve(
             spec.model, spec.model_settings_json
         )
-        for fallback_id in spec.fallback_models:  # R82: a fallback's calls are counted too
-            other, name, other_settings = providers.resolve(fallback_id, spec.model_settings_json)
-            if not priced(other, name, other_settings):
-                raise InvalidArgument(
-                    f"the fallback model {fallback_id!r} has no price and its provider reports "
-                    "no cost, so a cost_usd limit cannot be kept: add it to the provider's "
-                    f'price table ([providers.NAME.prices."{name}"]) or drop the cost limit',
-                    reason="COST_LIMIT_WITHOUT_PRICE",
-                    model=fallback_id,
+
+        def models() -> Iterator[tuple[str, str, Provider, str, dict[str, Any]]]:
+            """Every model the agent's calls go to, resolved in turn: its fallbacks' calls
+            are counted too (R82), and a compaction's summary is a model call (R85)."""
+            for fallback_id in spec.fallback_models:
+                yield (
+                    "fallback model",
+                    fallback_id,
+                    *providers.resolve(fallback_id, spec.model_settings_json),
                 )
-        if not priced(provider, model, settings):
-            raise InvalidArgument(
-                f"the model {spec.model!r} has no price and its provider reports no cost, so "
-                "a cost_usd limit cannot be kept: add the model to the provider's price "
-                f'table ([providers.NAME.prices."{model}"]) or drop the cost limit',
-                reason="COST_LIMIT_WITHOUT_PRICE",
-                model=spec.model,
-            )
-        if spec.compaction is not None:  # R85: a summary is a model call, counted like any
-            summary_id, other, name, other_settings = compaction.summarizer(providers, spec)
+            yield "model", spec.model, provider, model, settings
+            if spec.compaction is not None:
+                yield "summarizing model", *compaction.summarizer(providers, spec)
+
+        for what, model_id, other, name, other_settings in models():
             if not priced(other, name, other_settings):
                 raise InvalidArgument(
-                    f"the summarizing model {summary_id!r} has no price and its provider "
-                    "reports no cost, so a cost_usd limit cannot be kept: add it to the "
-                    f'provider\'s price table ([providers.NAME.prices."{name}"]) or drop the '
-                    "cost limit",
+                    f"the {what} {model_id!r} has no price and its provider reports no cost, "
+                    "so a cost_usd limit cannot be kept: add it to the provider's price table "
+                    f'([providers.NAME.prices."{name}"]) or drop the cost limit',
                     reason="COST_LIMIT_WITHOUT_PRICE",
-                    model=summary_id,
+                    model=model_id,
                 )
     for sub in spec.subagents:
         _check_prices(providers, sub.agent, capped)

@@ -243,39 +243,57 @@ def limits_pb(lim: Limits) -> pb.Limits:
 # -- proto from domain -----------------------------------------------------------------------
 
 
+# A message's fields as plain dicts (what ``pb.Message(**...)`` takes): protobuf fills a
+# message field from a dict in place, where a message built first is copied into it; the
+# events of every step are built from these (:func:`event_pb`).
+
+
+def _call_dict(c: ToolCall) -> dict[str, Any]:
+    return {"id": c.id, "name": c.name, "arguments_json": c.arguments_json}
+
+
+def _usage_dict(u: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.total_tokens,
+        "model_calls": u.model_calls,
+        "cost_usd": u.cost_usd,
+        "cached_input_tokens": u.cached_input_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "reasoning_tokens": u.reasoning_tokens,
+    }
+
+
+def _message_dict(m: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "role": ROLE_TO_PB[m.role],
+        "content": m.content,
+        "tool_calls": [_call_dict(c) for c in m.tool_calls],
+        "tool_call_id": m.tool_call_id,
+        "tool_name": m.tool_name,
+        "is_error": m.is_error,
+        "model": m.model,
+        "reasoning": [
+            {"provider": b.provider, "raw_json": b.raw_json, "text": b.text} for b in m.reasoning
+        ],
+        "pinned": m.pinned,
+    }
+    if m.usage is not None:
+        out["usage"] = _usage_dict(m.usage)
+    return out
+
+
 def tool_call_pb(c: ToolCall) -> pb.ToolCall:
-    return pb.ToolCall(id=c.id, name=c.name, arguments_json=c.arguments_json)
+    return pb.ToolCall(**_call_dict(c))
 
 
 def message_pb(m: Message) -> pb.Message:
-    return pb.Message(
-        role=ROLE_TO_PB[m.role],
-        content=m.content,
-        tool_calls=[tool_call_pb(c) for c in m.tool_calls],
-        tool_call_id=m.tool_call_id,
-        tool_name=m.tool_name,
-        is_error=m.is_error,
-        model=m.model,
-        usage=usage_pb(m.usage) if m.usage is not None else None,
-        reasoning=[
-            pb.ReasoningBlock(provider=b.provider, raw_json=b.raw_json, text=b.text)
-            for b in m.reasoning
-        ],
-        pinned=m.pinned,
-    )
+    return pb.Message(**_message_dict(m))
 
 
 def usage_pb(u: Usage) -> pb.Usage:
-    return pb.Usage(
-        prompt_tokens=u.prompt_tokens,
-        completion_tokens=u.completion_tokens,
-        total_tokens=u.total_tokens,
-        model_calls=u.model_calls,
-        cost_usd=u.cost_usd,
-        cached_input_tokens=u.cached_input_tokens,
-        cache_write_tokens=u.cache_write_tokens,
-        reasoning_tokens=u.reasoning_tokens,
-    )
+    return pb.Usage(**_usage_dict(u))
 
 
 def fingerprint_pb(f: Fingerprint | None) -> pb.AgentFingerprint | None:
@@ -643,8 +661,7 @@ def _payload(e: Event) -> dict[str, Any]:
 
 
 def event_pb(e: Event) -> pb.Event:
-    # Built from plain dicts: protobuf fills a message field from a dict in place, where a
-    # message built first is copied into it (a step's five events, twice as fast).
+    # A step's five events built from plain dicts (``_message_dict``): twice as fast.
     fill = _FILL.get(e.type)
     return pb.Event(
         session_id=e.session_id,
@@ -667,43 +684,6 @@ def _time(t: float) -> dict[str, int] | Timestamp:
     if _MIN_SECONDS <= seconds <= _MAX_SECONDS:
         return {"seconds": seconds, "nanos": nanos}
     return timestamp(t)
-
-
-def _usage_dict(u: Usage) -> dict[str, Any]:
-    return {
-        "prompt_tokens": u.prompt_tokens,
-        "completion_tokens": u.completion_tokens,
-        "total_tokens": u.total_tokens,
-        "model_calls": u.model_calls,
-        "cost_usd": u.cost_usd,
-        "cached_input_tokens": u.cached_input_tokens,
-        "cache_write_tokens": u.cache_write_tokens,
-        "reasoning_tokens": u.reasoning_tokens,
-    }
-
-
-def _call_dict(c: ToolCall) -> dict[str, Any]:
-    return {"id": c.id, "name": c.name, "arguments_json": c.arguments_json}
-
-
-def _message_dict(m: Message) -> dict[str, Any]:
-    """:func:`message_pb`'s fields, as a dict."""
-    out: dict[str, Any] = {
-        "role": ROLE_TO_PB[m.role],
-        "content": m.content,
-        "tool_calls": [_call_dict(c) for c in m.tool_calls],
-        "tool_call_id": m.tool_call_id,
-        "tool_name": m.tool_name,
-        "is_error": m.is_error,
-        "model": m.model,
-        "reasoning": [
-            {"provider": b.provider, "raw_json": b.raw_json, "text": b.text} for b in m.reasoning
-        ],
-        "pinned": m.pinned,
-    }
-    if m.usage is not None:
-        out["usage"] = _usage_dict(m.usage)
-    return out
 
 
 def _tool_call_payload(d: dict[str, Any]) -> dict[str, Any]:

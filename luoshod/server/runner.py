@@ -109,9 +109,7 @@ class QueueSink:
         self.run_id = event.run_id
         if self.notify is not None:
             await self.notify(event)
-        # The message built when the event was encoded for the log (stored_events), else
-        # built here (a store without an event log, a progress-only event).
-        proto = encoded if isinstance(encoded, pb.Event) else convert.event_pb(event)
+        proto = stored_events.wire_of(event, encoded)
         if log.isEnabledFor(logging.DEBUG):
             if self.log_contents:
                 body = json_format.MessageToJson(proto, indent=None)

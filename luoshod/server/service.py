@@ -154,7 +154,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.hub = hub
         # An event recorded outside a run (a resume refused for drift) reaches watchers too.
         engine.recorded = lambda event, wire: hub.publish(
-            event.session_id, wire if isinstance(wire, pb.Event) else convert.event_pb(event)
+            event.session_id, stored_events.wire_of(event, wire)
         )
         #: Starts runs and streams their events; its ``notifier`` (webhooks) is set by the
         #: daemon when configured.

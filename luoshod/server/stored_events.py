@@ -55,6 +55,13 @@ def encode_wire(event: Event) -> tuple[bytes, pb.Event]:
     return data, full
 
 
+def wire_of(event: Event, wire: object | None) -> pb.Event:
+    """The message of ``event`` to send: the one :func:`encode_wire` built with its stored
+    form (``wire``), else built now (a store without an event log, a progress-only
+    event)."""
+    return wire if isinstance(wire, pb.Event) else convert.event_pb(event)
+
+
 def decode(data: bytes, session_id: str, seq: int) -> pb.Event:
     """The event stored as ``data`` under ``session_id`` and ``seq``, whole."""
     event = pb.Event.FromString(data)

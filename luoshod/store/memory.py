@@ -451,12 +451,11 @@ class MemoryStore(Store):
 #: (all of them positional): a copy built from them costs a third of ``replace``'s,
 #: which walks the fields and builds keyword arguments on every save.
 _FIELD_VALUES = operator.attrgetter(*(f.name for f in fields(Checkpoint)))
-_POSITIONAL = all(f.init and not f.kw_only for f in fields(Checkpoint))
 
 
 def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
     """A copy sharing no mutable part with ``cp`` (messages and specs are immutable)."""
-    new = Checkpoint(*_FIELD_VALUES(cp)) if _POSITIONAL else replace(cp)
+    new = Checkpoint(*_FIELD_VALUES(cp))
     fp = cp.fingerprint
     new.messages = messages
     new.usage = cp.usage.copy()
