@@ -4,8 +4,10 @@ sessions driven by the Python client."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +31,51 @@ def py_spy() -> Path | None:
         return spy
     print(f"--profile needs py-spy in this venv: {Path(PYTHON).parent}/pip install -e '.[bench]'")
     return None
+
+
+class Spy:
+    """py-spy (``--profile``) recording process ``pid`` (each thread apart with
+    ``threads``) into ``out`` until :meth:`stop`."""
+
+    def __init__(self, pid: int, out: Path, *, threads: bool = False) -> None:
+        self.out = out
+        argv = [str(py_spy()), "record", "--pid", str(pid), "--nonblocking", "-r", "200"]
+        argv += ["-f", "raw", "-o", str(out)] + (["--threads"] if threads else [])
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> str | None:
+        """The raw samples (``None``: py-spy failed)."""
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=60)
+            return self.out.read_text(errors="replace")
+        except (subprocess.TimeoutExpired, OSError):
+            self.proc.kill()
+            return None
+
+
+def tally(
+    samples: str,
+    keep: Callable[[list[str]], bool] = lambda frames: True,
+    name: Callable[[str], str] = lambda frame: frame,
+) -> tuple[int, collections.Counter[str], collections.Counter[str]]:
+    """py-spy's raw ``samples`` counted: how many (of the stacks ``keep`` takes, their
+    frames named by ``name``), and by function, own (the innermost frame) and inclusive."""
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in samples.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [name(f) for f in stack.split(";")]
+        if not keep(frames):
+            continue
+        total += int(count)
+        own[frames[-1]] += int(count)
+        for frame in set(frames):
+            inclusive[frame] += int(count)
+    return total, own, inclusive
 
 
 class ServerFailed(RuntimeError):

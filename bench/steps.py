@@ -41,9 +41,7 @@ import collections
 import importlib.util
 import json
 import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,7 +51,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import PYTHON, ROOT, ServerFailed, ServerProcess, free_port, percentile, py_spy
+from _common import (
+    PYTHON,
+    ROOT,
+    ServerFailed,
+    ServerProcess,
+    Spy,
+    free_port,
+    percentile,
+    py_spy,
+    tally,
+)
 
 from luosho.client import AsyncClient, LuoshoError
 from luosho.v1 import agent_pb2
@@ -195,26 +203,6 @@ async def run_sessions(
         return time.perf_counter() - start
 
 
-class Spy:
-    """py-spy recording a server process until :meth:`stop`."""
-
-    def __init__(self, pid: int, out: Path) -> None:
-        self.out = out
-        argv = [str(py_spy()), "record", "--pid", str(pid), "--nonblocking", "-r", "200"]
-        argv += ["-f", "raw", "-o", str(out)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def stop(self) -> str | None:
-        """The raw samples (``None``: py-spy failed)."""
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout=60)
-            return self.out.read_text(errors="replace")
-        except (subprocess.TimeoutExpired, OSError):
-            self.proc.kill()
-            return None
-
-
 def _function(frame: str) -> str:
     """``name (path/file.py:line)`` as ``name (file.py)``, from the package's folder on."""
     frame = re.sub(r":\d+\)$", ")", frame)
@@ -231,19 +219,14 @@ def print_profile(cell: Cell, n: int = 10) -> None:
     if cell.samples is None:
         print(f"\nprofile of {cell.target} at {cell.concurrency}: no samples (is py-spy here?)")
         return
-    own: collections.Counter[str] = collections.Counter()
-    inclusive: collections.Counter[str] = collections.Counter()
-    total = 0
-    for line in cell.samples.splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        frames = [_function(f) for f in stack.split(";")]
-        total += int(count)
-        own[frames[-1]] += int(count)
-        for frame in set(frames):
-            if "(luoshod" in frame and not re.search(r"\(luoshod/(cli/|__main__)", frame):
-                inclusive[frame] += int(count)
+    total, own, every = tally(cell.samples, name=_function)
+    inclusive = collections.Counter(
+        {
+            frame: count
+            for frame, count in every.items()
+            if "(luoshod" in frame and not re.search(r"\(luoshod/(cli/|__main__)", frame)
+        }
+    )
     us = cell.cpu_us_per_step
     print(
         f"\nprofile of {cell.target}, {cell.concurrency} sessions: {total} samples, "

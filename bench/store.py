@@ -50,12 +50,10 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,7 +63,7 @@ from luoshod_lmdb.layout import PAGE_HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from _common import py_spy  # noqa: E402
+from _common import Spy, py_spy, tally  # noqa: E402
 
 from tests.support.postgres_server import PostgresServer  # noqa: E402
 
@@ -196,54 +194,24 @@ async def saves_per_second(url: str, sessions: int, seconds: float) -> Rate:
         await store.close()
 
 
-_NOT_THE_CELL = ("library_ceiling ", "rmtree ", "_rmtree")
 #: Where a thread waits for work (py-spy with --nonblocking samples idle threads too).
 _IDLE = ("wait (threading.py", "get (queue.py", "select (selectors.py")
 
 
-class Profile:
-    """py-spy sampling this process while a cell runs; :meth:`top` prints where the event
-    loop's thread (this one) spent its samples."""
-
-    def __init__(self, seconds: float, out: Path) -> None:
-        self.out = out
-        argv = [str(py_spy()), "record", "--pid", str(os.getpid()), "--threads", "--nonblocking"]
-        argv += ["-r", "200", "-d", str(int(seconds) + 1), "-f", "raw", "-o", str(out)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(0.5)  # attached before the cell starts
-
-    def top(self, title: str, n: int = 15) -> None:
-        try:
-            self.proc.wait(timeout=60)
-            lines = self.out.read_text().splitlines()
-        except (subprocess.TimeoutExpired, OSError) as e:
-            print(f"profile of {title}: py-spy failed ({e})")
-            return
-        loop = f"({threading.get_native_id()})"
-        for whose, mine in (("the event loop's thread", True), ("the other threads", False)):
-            self._print(title, whose, lines, lambda first: (loop in first) == mine, n)
-
-    @staticmethod
-    def _print(
-        title: str, whose: str, lines: list[str], theirs: Callable[[str], bool], n: int
-    ) -> None:
-        own: collections.Counter[str] = collections.Counter()
-        inclusive: collections.Counter[str] = collections.Counter()
-        total = 0
-        for line in lines:
-            stack, _, count = line.rpartition(" ")
-            frames = stack.split(";")
-            # py-spy records whole seconds: past the cell, into the next one (the library
-            # alone, then the removal of the cell's files), which are not the cell's; a
-            # thread idle in its queue is not working for it.
-            if not theirs(frames[0]) or any(f.startswith(_NOT_THE_CELL) for f in frames):
-                continue
-            if any(idle in frames[-1] for idle in _IDLE):
-                continue
-            total += int(count)
-            own[frames[-1]] += int(count)
-            for frame in set(frames[1:]):
-                inclusive[frame] += int(count)
+def print_profile(title: str, samples: str | None, n: int = 15) -> None:
+    """Where the event loop's thread (this one) spent a cell's samples, and the others (the
+    driver's database thread); a thread idle in its queue is not working for the cell."""
+    if samples is None:
+        print(f"profile of {title}: py-spy failed")
+        return
+    loop = f"({threading.get_native_id()})"
+    for whose, mine in (("the event loop's thread", True), ("the other threads", False)):
+        total, own, inclusive = tally(
+            samples,
+            lambda frames: (
+                (loop in frames[0]) == mine and not any(idle in frames[-1] for idle in _IDLE)
+            ),
+        )
         print(f"\nprofile of {title}: {whose}, {total} samples")
         for name, counter in (("own", own), ("inclusive", inclusive)):
             print(f"  {name}:")
@@ -257,16 +225,20 @@ async def cell(
     sessions: int,
     work: Path,
     seconds: float,
-    profiles: list[tuple[str, Profile]],
+    profiles: list[tuple[str, str | None]],
     profile: bool,
 ) -> None:
     """One cell of saves/s (or one round of it), added to ``rates``; sampled by py-spy
     when ``profile`` (64 sessions, a durable driver)."""
     d = work / f"{name}-{sessions}"
     d.mkdir()
+    spy = None
     if profile and sessions == 64 and name != "memory":
-        profiles.append((f"{name}, 64 sessions", Profile(seconds, work / f"{name}.spy")))
+        spy = Spy(os.getpid(), work / f"{name}.spy", threads=True)
+        time.sleep(0.5)  # attached before the cell starts
     rates[name, sessions].add(await saves_per_second(DRIVERS[name](d), sessions, seconds))
+    if spy is not None:
+        profiles.append((f"{name}, 64 sessions", spy.stop()))
     shutil.rmtree(d)
 
 
@@ -512,7 +484,7 @@ async def main_async(opts: argparse.Namespace) -> int:
         print(f"\nraw fsync rate (8 KiB write + fsync, appended): {fsync_before:,.0f}/s\n")
         rates: dict[tuple[str, int], Rate] = collections.defaultdict(Rate)
         ceilings: dict[tuple[str, bool], Rate] = collections.defaultdict(Rate)
-        profiles: list[tuple[str, Profile]] = []
+        profiles: list[tuple[str, str | None]] = []
         # The 64-session cells of sqlite and lmdb and their libraries alone run in turn,
         # in ``--rounds`` slices of ``seconds / rounds`` each, so that a ratio compares
         # the two on the same moments of the disk (whose sync time moves by several
@@ -600,8 +572,8 @@ async def main_async(opts: argparse.Namespace) -> int:
                     f"{lib.saves_per_s / fsync_rate:>7.1f}x {lib.caller_us:>9.1f}"
                 )
 
-        for title, spy in profiles:
-            spy.top(title)
+        for title, samples in profiles:
+            print_profile(title, samples)
 
         print(
             "\none session, 4 messages and 2 saves a turn, history limit 50 "
