@@ -579,12 +579,13 @@ class Run:
         A call with a recorded decision is not gated again; a call that fails its checks
         gets its error result instead of an approval (R25, R32)."""
         for i, call in enumerate(calls):
-            if call.id in self.cp.decisions or check_call(self.spec, call) is not None:
+            if call.id in self.cp.decisions:
                 continue
-            if self.spec.is_sleep(call.name):  # R86: the run may end here
-                return i
             tool = self.spec.tool(call.name)
-            if tool is not None and tool.gated:  # R27, R88
+            # R86: the run may end at a sleep; R27, R88: a gated call waits. Its checks
+            # only then (each call is checked once more when it runs).
+            waits = self.spec.is_sleep(call.name) or (tool is not None and tool.gated)
+            if waits and check_call(self.spec, call) is None:
                 return i
         return len(calls)
 
