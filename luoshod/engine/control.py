@@ -4,7 +4,8 @@ from, and how a run is stopped from outside."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine
+import contextlib
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -134,42 +135,15 @@ class RunControl:
     async def unless_stopped(self, work: Awaitable[T]) -> tuple[T | None, bool]:
         """``work`` (a model call) run until it answers or the run is aborted or halted,
         whichever comes first: ``(answer, True)``, or ``(None, False)`` with ``work``
-        cancelled (:attr:`aborted` then says which).
-
-        ``work`` runs in the calling task, not a task of its own (a model call of every
-        step: a task, its wake-ups and a waiter less): an abort or a halt cancels the
-        calling task for as long as ``work`` runs, the way ``asyncio.timeout`` does, and
-        that cancellation ends here; a cancellation of the task by anyone else goes on."""
-        if self._aborted or self._halted:
-            if isinstance(work, Coroutine):
-                work.close()  # never started
-            return None, False
-        task = asyncio.current_task()
-        assert task is not None
-        before = task.cancelling()
-        state = [True, False]  # [waiting on work, the stop cancelled the task]
-
-        def stop(_: object) -> None:
-            if state[0] and not state[1]:  # a wake-up already queued when work ended: none
-                state[1] = True
-                task.cancel()
-
-        signals = (self.aborted_signal(), self.halted_signal())
-        for s in signals:
-            s.add_done_callback(stop)
-        try:
-            answer = await work
-        except asyncio.CancelledError:
-            if state[1] and task.uncancel() <= before:
-                return None, False
-            raise
-        finally:
-            state[0] = False
-            for s in signals:
-                s.remove_done_callback(stop)
-        if state[1] and task.uncancel() <= before:
-            return None, False  # work swallowed the cancellation: stopped all the same
-        return answer, True
+        cancelled (:attr:`aborted` then says which)."""
+        task = asyncio.ensure_future(work)
+        await wait_first(task, self.aborted_signal(), self.halted_signal())
+        if task.done():
+            return task.result(), True
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None, False
 
     def stopped_signal(self) -> asyncio.Future[None]:
         """A future done once the run is aborted or interrupted. Only wait on it."""
@@ -196,31 +170,6 @@ async def wait_first(*futures: asyncio.Future[Any]) -> None:
     finally:
         for f in futures:
             f.remove_done_callback(wake)
-
-
-async def within(fut: asyncio.Future[T], timeout_s: float) -> T | None:
-    """``fut``'s result, or ``None`` when it has none within ``timeout_s`` (``fut`` is
-    then cancelled): ``asyncio.wait_for`` without the future, the callback and the wake-up
-    it adds (a tool result of every step waits like this). A cancellation of the calling
-    task cancels ``fut`` too, as there."""
-    task = asyncio.current_task()
-    before = task.cancelling() if task is not None else 0
-    fired = [False]
-
-    def expire() -> None:
-        if not fut.done():
-            fired[0] = True
-            fut.cancel()
-
-    handle = asyncio.get_running_loop().call_later(timeout_s, expire)
-    try:
-        return await fut
-    except asyncio.CancelledError:
-        if fired[0] and (task is None or task.cancelling() <= before):
-            return None
-        raise
-    finally:
-        handle.cancel()
 
 
 def _signal(done: bool) -> asyncio.Future[None]:

@@ -25,7 +25,6 @@ from .control import (
     RECONCILE_UNKNOWN,
     ToolOutcome,
     settle_acks,
-    within,
 )
 from .events import SubagentTag
 from .runport import RunPort
@@ -68,8 +67,10 @@ async def hand_out(
                 tag,
             )
             await _flush(root)
-            # None: no answer; the client may not know the event (UNKNOWN)
-            answer = await within(asked, timeout_s)
+            try:
+                answer = await asyncio.wait_for(asked, timeout_s)
+            except TimeoutError:
+                answer = None  # no answer: the client may not know the event (UNKNOWN)
             if answer is not None and answer.reconcile in ("", RECONCILE_DONE):
                 return answer  # DONE: its result is the call's, the tool is not run again
             reconciled = answer.reconcile if answer is not None else RECONCILE_UNKNOWN
@@ -100,7 +101,10 @@ async def hand_out(
             settle_acks(acks, e)
             raise
         settle_acks(acks, None)  # the NOT_STARTED / UNKNOWN answer is durable with it
-        return await within(fut, timeout_s)
+        try:
+            return await asyncio.wait_for(fut, timeout_s)
+        except TimeoutError:
+            return None
     finally:
         root.tools.forget(call.id)
 
