@@ -40,8 +40,10 @@ import asyncio
 import collections
 import importlib.util
 import json
+import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -101,6 +103,8 @@ class Target:
     # argv for a server listening on the given port, store files under the given dir.
     argv: Callable[[int, Path], list[str]]
     is_daemon: bool
+    #: Added to the server's environment (``--against``: the other tree's PYTHONPATH).
+    env: dict[str, str] | None = None
 
 
 def _daemon(store: Callable[[Path], str]) -> Callable[[int, Path], list[str]]:
@@ -131,6 +135,29 @@ TARGETS: dict[str, Target] = {
     # lmdb:///abs/path: an environment directory in the run's temporary directory.
     "lmdb": Target("lmdb://", _daemon(lambda tmp: f"lmdb://{tmp / 'bench-lmdb'}"), True),
 }
+
+
+def against(rev: str, tree: Path) -> dict[str, str]:
+    """``--against``: the environment of a daemon run from ``rev``'s code, extracted into
+    ``tree`` (``git archive``): the package, its store drivers and the generated API code
+    of that revision ahead of this tree's on the path."""
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode:
+        raise SystemExit(f"--against {rev}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    paths = [tree, *(tree / "drivers" / d for d in ("sqlite", "lmdb", "postgres"))]
+    paths.append(tree / "clients" / "python" / "src")
+    return {"PYTHONPATH": os.pathsep.join(str(p) for p in paths)}
+
+
+def twin(target: Target, rev: str, env: dict[str, str]) -> Target:
+    """``target`` run from ``rev``'s code (``--against``)."""
+    return Target(f"{target.name}@{rev}", target.argv, target.is_daemon, env)
 
 
 @dataclass
@@ -247,7 +274,8 @@ async def bench_target(
         target.name,
         target.argv(port := free_port(), tmp),
         port,
-        tmp / f"{target.name.split(':')[0]}.log",
+        tmp / f"{target.name.split(':')[0]}{'-against' if target.env else ''}.log",
+        env=target.env,
     )
     try:
         await server.start()
@@ -353,7 +381,7 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
     print("  peak RSS   VmHWM of the server process (the largest of the rounds)")
     print()
     header = (
-        f"{'target':<10} {'conc':>4} {'sessions':>8} {'steps':>6} {'wall s':>7} "
+        f"{'target':<18} {'conc':>4} {'sessions':>8} {'steps':>6} {'wall s':>7} "
         f"{'steps/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs null':>7} {'range':>11} "
         f"{'CPU/step µs':>11} {'CPU x':>6} {'peak RSS MB':>11}"
     )
@@ -365,7 +393,7 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
         cells = [c for r in rounds for c in r if (c.target, c.concurrency) == key]
         failed = next((c for c in cells if c.error), None)
         if failed is not None:
-            print(f"{first.target:<10} {first.concurrency:>4} {first.sessions:>8}  {failed.error}")
+            print(f"{first.target:<18} {first.concurrency:>4} {first.sessions:>8}  {failed.error}")
             continue
         ratios, cpu_ratios = [], []
         for r in rounds:
@@ -395,7 +423,7 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
             missed |= not ok
             verdict += f"; CPU <= {cpu_target}x: {'ok' if ok else 'MISSED'}"
         print(
-            f"{first.target:<10} {first.concurrency:>4} {first.sessions:>8} "
+            f"{first.target:<18} {first.concurrency:>4} {first.sessions:>8} "
             f"{statistics.median(c.steps for c in cells):>6.0f} "
             f"{statistics.median(c.wall_s for c in cells):>7.2f} "
             f"{statistics.median(c.steps_per_s for c in cells):>8.1f} "
@@ -421,6 +449,30 @@ def report(rounds: list[list[Cell]], load: Load | None) -> bool:
     return missed
 
 
+def report_against(rounds: list[list[Cell]], rev: str) -> None:
+    """``--against``: each daemon cell beside its twin run from ``rev`` in the same round:
+    the median of the rounds' ratios (CPU a step, steps/s), then their range."""
+    print(f"\nthis tree against {rev} (each round's ratio; median, then range)")
+    for cell in rounds[0]:
+        if "@" in cell.target or cell.target == "null":
+            continue
+        cpu, rate = [], []
+        key, twin_key = (cell.target, cell.concurrency), (f"{cell.target}@{rev}", cell.concurrency)
+        for r in rounds:
+            mine = next(c for c in r if (c.target, c.concurrency) == key)
+            other = next((c for c in r if (c.target, c.concurrency) == twin_key), None)
+            if other is None or mine.error or other.error or not other.cpu_us_per_step:
+                continue
+            cpu.append(mine.cpu_us_per_step / other.cpu_us_per_step)
+            rate.append(mine.steps_per_s / other.steps_per_s)
+        if cpu:
+            print(
+                f"  {cell.target:<10} {cell.concurrency:>3} sessions: CPU a step "
+                f"{statistics.median(cpu):.3f}x ({min(cpu):.2f}-{max(cpu):.2f}), steps/s "
+                f"{statistics.median(rate):.3f}x ({min(rate):.2f}-{max(rate):.2f})"
+            )
+
+
 async def main_async(opts: argparse.Namespace) -> int:
     if opts.quick:
         plan = [(1, 2), (8, 8)]
@@ -437,13 +489,21 @@ async def main_async(opts: argparse.Namespace) -> int:
     rounds: list[list[Cell]] = []
     load: Load | None = None
     with tempfile.TemporaryDirectory(prefix="luoshod-bench-") as tmp_dir:
+        targets = [TARGETS[name] for name in names]
+        if opts.against:
+            env = against(opts.against, Path(tmp_dir) / "against")
+            targets = [
+                t
+                for target in targets
+                for t in (target, twin(target, opts.against, env))
+                if t is target or target.is_daemon
+            ]
         for r in range(1 if opts.quick else opts.rounds):
             print(f"round {r + 1}", file=sys.stderr)
             tmp = Path(tmp_dir) / f"round-{r + 1}"
             tmp.mkdir()
             cells: list[Cell] = []
-            for name in names:
-                target = TARGETS[name]
+            for target in targets:
                 if target.is_daemon and not daemon_installed:
                     cells += [
                         Cell(target.name, c, n, error="skipped: luoshod is not installed")
@@ -459,6 +519,8 @@ async def main_async(opts: argparse.Namespace) -> int:
             else:
                 load = Load(load_sessions, error="skipped: luoshod is not installed")
     missed = report(rounds, load)
+    if opts.against:
+        report_against(rounds, opts.against)
     for cell in rounds[0] if opts.profile else []:
         if cell.concurrency == 64 and cell.target != "null":
             print_profile(cell)
@@ -482,6 +544,13 @@ def main() -> int:
         "--profile",
         action="store_true",
         help="sample each daemon's 64-session cell of the first round with py-spy",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        default="",
+        help="also run each daemon target from git revision REV's code, in the same rounds, "
+        "and print this tree's CPU a step and steps/s over it",
     )
     opts = parser.parse_args()
     if opts.profile and py_spy() is None:
