@@ -152,12 +152,33 @@ def against(rev: str, tree: Path) -> dict[str, str]:
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     paths = [tree, *(tree / "drivers" / d for d in ("sqlite", "lmdb", "postgres"))]
     paths.append(tree / "clients" / "python" / "src")
-    return {"PYTHONPATH": os.pathsep.join(str(p) for p in paths)}
+    env = {"PYTHONPATH": os.pathsep.join(str(p) for p in paths)}
+    # What the twin daemons will import, checked as they will be started.
+    modules = ("luoshod", "luoshod_lmdb", "luoshod_sqlite", "luosho.v1.agent_pb2")
+    probe = f"import importlib as i; print(*(i.import_module(m).__file__ for m in {modules}))"
+    found = subprocess.run(
+        [PYTHON, "-P", "-c", probe],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode or any(not f.startswith(str(tree)) for f in found.stdout.split()):
+        raise SystemExit(
+            f"--against {rev}: the daemon would not run its code: {found.stdout}{found.stderr}"
+        )
+    return env
 
 
 def twin(target: Target, rev: str, env: dict[str, str]) -> Target:
-    """``target`` run from ``rev``'s code (``--against``)."""
-    return Target(f"{target.name}@{rev}", target.argv, target.is_daemon, env)
+    """``target`` run from ``rev``'s code (``--against``). ``python -P``: the server's
+    working directory (this tree, where ``-m`` would look first) is not put on its path."""
+
+    def argv(port: int, tmp: Path) -> list[str]:
+        python, *rest = target.argv(port, tmp)
+        return [python, "-P", *rest]
+
+    return Target(f"{target.name}@{rev}", argv, target.is_daemon, env)
 
 
 @dataclass
