@@ -171,11 +171,13 @@ def against(rev: str, tree: Path) -> dict[str, str]:
 
 
 def twin(target: Target, rev: str, env: dict[str, str]) -> Target:
-    """``target`` run from ``rev``'s code (``--against``). ``python -P``: the server's
-    working directory (this tree, where ``-m`` would look first) is not put on its path."""
+    """``target`` run from ``rev``'s code (``--against``), its store in a directory of its
+    own. ``python -P``: the server's working directory (this tree, where ``-m`` would
+    look first) is not put on its path."""
 
     def argv(port: int, tmp: Path) -> list[str]:
-        python, *rest = target.argv(port, tmp)
+        (apart := tmp / "against").mkdir(exist_ok=True)  # a store of its own
+        python, *rest = target.argv(port, apart)
         return [python, "-P", *rest]
 
     return Target(f"{target.name}@{rev}", argv, target.is_daemon, env)
