@@ -26,6 +26,12 @@ until SERVING; everything is stopped and removed at the end.
     .venv/bin/python bench/steps.py            # full run
     .venv/bin/python bench/steps.py --quick    # smoke run: fewer sessions, 1 and 8 at once
     .venv/bin/python bench/steps.py --no-load --rounds 2 --targets null,memory --profile
+    .venv/bin/python bench/steps.py --no-load --targets null,memory,lmdb --against main~3
+
+``--against REV`` runs each daemon target a second time, in the same rounds, from git
+revision REV's code (extracted with ``git archive``, its store apart) and prints this
+tree's CPU a step and steps/s over it: what a change bought, measured beside the code
+before it (the VM drifts between runs by more than most changes move a step).
 
 ``--profile`` samples each daemon's 64-session cell of the first round with py-spy (a
 bench dependency: ``pip install py-spy`` into the venv) and prints the server's top
