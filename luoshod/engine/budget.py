@@ -110,17 +110,24 @@ class Trip:
     def deadline(self) -> bool:
         return self.limit == "wall_clock_ms"
 
-    def describe(self) -> str:
+    def crossing(self) -> str:
+        """The limit, named: ``the run limit cost_usd=0.5``; a time limit with the time
+        elapsed, in whole milliseconds (``... wall_clock_ms=60000 has passed (61234 ms
+        elapsed)``)."""
         whose = f" of {'/'.join(self.path) or 'the lead agent'}" if self.scope == "ancestor" else ""
         if self.deadline:
             return (
-                f"the {self.scope} limit{whose} wall_clock_ms={self.value:g} has passed "
-                f"({self.used:g} ms elapsed): no further model call is made"
+                f"the {self.scope} limit{whose} wall_clock_ms={self.value:.0f} has passed "
+                f"({self.used:.0f} ms elapsed)"
             )
+        return f"the {self.scope} limit{whose} {self.limit}={self.value:g}"
+
+    def describe(self) -> str:
+        if self.deadline:
+            return f"{self.crossing()}: no further model call is made"
         return (
-            f"the {self.scope} limit{whose} {self.limit}={self.value:g} could be crossed by the "
-            f"next model call (used {self.used:g}, the call's worst case {self.worst_case:g}): "
-            "it was not made"
+            f"{self.crossing()} could be crossed by the next model call (used {self.used:g}, "
+            f"the call's worst case {self.worst_case:g}): it was not made"
         )
 
     def event_data(self) -> dict[str, object]:

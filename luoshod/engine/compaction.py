@@ -384,13 +384,10 @@ async def compact(
 def refused(trip: budget.Trip) -> str:
     """``compaction.done``'s error for a summary call the limits refused (R79)."""
     if trip.deadline:
-        return (
-            f"the summary call was not made: the {trip.scope} limit wall_clock_ms="
-            f"{trip.value:.0f} has passed ({trip.used:.0f} ms elapsed)"
-        )
+        return f"the summary call was not made: {trip.crossing()}"
     return (
-        f"the summary call was not made: it could cross the {trip.scope} limit "
-        f"{trip.limit}={trip.value:g} (used {trip.used:g}, its worst case {trip.worst_case:g})"
+        f"the summary call was not made: it could cross {trip.crossing()} "
+        f"(used {trip.used:g}, its worst case {trip.worst_case:g})"
     )
 
 

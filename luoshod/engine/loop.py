@@ -500,8 +500,9 @@ class Run:
         beside another)."""
         if self.budgets is None:
             return None
-        levels = [lv.within(scopes) for lv in self._levels]
-        return self.budgets.admit(levels, worst)
+        if set(budget.SCOPES) <= set(scopes):
+            return self.budgets.admit(self._levels, worst)
+        return self.budgets.admit([lv.within(scopes) for lv in self._levels], worst)
 
     async def call_model(self, step: int) -> ModelResponse | budget.Trip | None:
         """One model call, by the agent's model or, failing that, its fallbacks (R82). An
@@ -535,13 +536,12 @@ class Run:
             return await self._answer(model.provider.complete(request))
 
         def admit(to: fallback.Candidate) -> budget.Worst | budget.Trip | None:
-            assert self.budgets is not None
             worst = budget.worst_case(
                 self.request_tokens(),
                 budget.max_output_tokens(to.settings),
                 to.provider.price(to.model, to.settings),
             )
-            return self.budgets.admit(self._levels, worst) or worst
+            return self.admit(worst) or worst
 
         got = await fallback.answer(
             self.models,
