@@ -131,3 +131,15 @@ def test_every_test_file_the_docs_name_exists() -> None:
             if not (ROOT / ref).is_file() and not (page.parent / ref).is_file():
                 missing.append(f"{page.relative_to(ROOT)}: {ref}")
     assert not missing, "test files named but not in the repository:\n" + "\n".join(missing)
+
+
+def test_the_store_pages_name_the_codec_format_of_today() -> None:
+    """The pages on storage say which store format this luoshod writes, and describe it:
+    a format raised in the codec without its pages fails here."""
+    from luoshod.store.kit.codec import FORMAT_VERSION
+
+    storage = (ROOT / "docs" / "storage.md").read_text()
+    stores = (ROOT / "docs" / "guides" / "stores.md").read_text()
+    assert f"`codec.FORMAT_VERSION` (today {FORMAT_VERSION})" in storage
+    assert f"Format {FORMAT_VERSION} " in storage, f"docs/storage.md describes {FORMAT_VERSION}"
+    assert f"store format {FORMAT_VERSION} (`codec.FORMAT_VERSION`)" in stores

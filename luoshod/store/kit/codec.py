@@ -62,8 +62,8 @@ as a length-prefixed string, a varint ``k`` (0: no usage; else the number of cou
 reasoning tokens) and, when ``k`` > 0, the cost as an 8-byte big-endian double. Bit 0 is
 ``is_error`` as before; records without the bit are laid out as format 3's.
 
-**Pinned messages (format 6).** Bit 2 (``0x04``) of a record's ``is_error`` byte marks a
-pinned message (``Message.pinned``, R85); its layout is format 5's.
+**Pinned messages (format 6).** Bit 3 (``0x08``) of a record's ``is_error`` byte marks a
+pinned message (``Message.pinned``, R85); it adds no bytes to the record.
 :func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
 keeps reading the JSON headers it held before (rows of both forms may sit side by
 side). PostgreSQL keeps the JSON, in a ``json`` column an operator can query.
