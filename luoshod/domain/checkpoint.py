@@ -408,13 +408,23 @@ class Checkpoint:
     #: R77: how many times each call of the run was handed out (a ``tool.call`` event), by
     #: call id (a sub-agent's by its qualified id). Saved by the save that hands the call
     #: out, so a hand-out after a restart, a takeover or a Resume counts one more. Entries
-    #: of earlier runs are dropped when a run starts.
+    #: of earlier runs are dropped when a run starts. With ``attempts_once``, a lead call
+    #: whose result is in the transcript keeps an entry only when it was not handed out
+    #: exactly once (0: never): read the counts with :meth:`hand_outs` and
+    #: :meth:`hand_out_counts`, not from this dict.
     attempts: dict[str, int] = field(default_factory=dict)
     #: R81: when each call of the run without a result yet was first handed out (the
     #: engine's clock, seconds), by call id like ``attempts`` and saved with it: a call's
     #: tool timeout counts from there, across restarts, takeovers and Resume, not from a
     #: process's own hand-out. A call's entry goes when its result is recorded.
     handed_out_at: dict[str, float] = field(default_factory=dict)
+    #: R77: ``True`` (every run begun since it exists): a lead call's entry in
+    #: ``attempts`` goes when its result is recorded if it was handed out once, and a call
+    #: answered without a hand-out gets an entry of 0, so that a header holds the calls
+    #: still waiting and the exceptions rather than one entry for every call of a long
+    #: run. ``False`` (a header older than it, until its session's next run begins):
+    #: every handed-out call keeps its entry, and none means never.
+    attempts_once: bool = False
     #: What the store's message log holds of ``agent`` and ``fingerprint`` (store kit,
     #: ``store.kit.tasklog``): how many agent records the stored prefix holds, and the
     #: text of its last one (``""``: none, the agent unset). Set by a durable store's
@@ -474,10 +484,43 @@ class Checkpoint:
             if m.role is Role.ASSISTANT:
                 step += 1
                 records.extend(
-                    ToolCallRecord(c, step, results.get(c.id), self.attempts.get(c.id, 0))
+                    ToolCallRecord(
+                        c, step, result := results.get(c.id), self.hand_outs(c.id, result)
+                    )
                     for c in m.tool_calls
                 )
         return records
+
+    def hand_outs(self, call_id: str, result: Message | None) -> int:
+        """How many times the lead's call ``call_id`` of the run was handed out (R77);
+        ``result``: its result in the transcript, if any (see :attr:`attempts_once`)."""
+        return self.attempts.get(call_id, 1 if result is not None and self.attempts_once else 0)
+
+    def hand_out_counts(self) -> dict[str, int]:
+        """Every call of the run handed out at least once, lead's and sub-agents', with
+        its count (R77): :attr:`attempts` as it reads."""
+        counts = {k: n for k, n in self.attempts.items() if n}
+        if self.attempts_once:
+            for m in self.messages[self.run_start :]:
+                if m.role is Role.TOOL and m.tool_call_id not in self.attempts:
+                    counts[m.tool_call_id] = 1
+        return counts
+
+    def settle_attempts(self, call_id: str) -> None:
+        """The lead's call ``call_id`` has its result in the transcript now: its count is
+        final, kept only when not 1 (see :attr:`attempts_once`)."""
+        if self.attempts_once:
+            n = self.attempts.pop(call_id, 0)
+            if n != 1:
+                self.attempts[call_id] = n
+
+    def spell_out_attempts(self) -> None:
+        """Every handed-out call's count as an entry of :attr:`attempts`, as headers older
+        than :attr:`attempts_once` hold them: for a transcript about to be rewritten (a
+        fork's patch), whose results say nothing of their calls' counts any more."""
+        if self.attempts_once:
+            self.attempts = self.hand_out_counts()
+            self.attempts_once = False
 
     def usage_by_model(self) -> dict[str, Usage]:
         """The usage of the session's turns by the model that produced them (R78): the
@@ -555,6 +598,8 @@ class Checkpoint:
             h["attempts"] = dict(self.attempts)
         if self.handed_out_at:  # absent when none (R81), as in headers older than it
             h["handed_out_at"] = dict(self.handed_out_at)
+        if self.attempts_once:  # absent when not (R77), as in headers older than it
+            h["attempts_once"] = True
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         # R81's times: absent when 0, as in headers older than them (spelled out: every
@@ -612,6 +657,7 @@ class Checkpoint:
             early_results={k: Message.from_dict(m) for k, m in h.get("early_results", {}).items()},
             attempts=dict(h.get("attempts", {})),
             handed_out_at=dict(h.get("handed_out_at", {})),
+            attempts_once=h.get("attempts_once", False),
             chain=h.get("chain", ""),
             chain_from=h.get("chain_from", ""),
             run_started_at=h.get("run_started_at", 0.0),

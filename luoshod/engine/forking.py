@@ -102,6 +102,8 @@ async def fork(
                 reason="INVALID_SESSION_ID",
             )
     cp = entry.checkpoint
+    if patch.messages is not None or patch.tool_result is not None:
+        cp.spell_out_attempts()  # R77: the counts no longer read from the results
     if patch.messages is not None:
         cp.messages = list(patch.messages)
         cp.run_start = min(cp.run_start, len(cp.messages))

@@ -361,6 +361,11 @@ class Run:
                 k: n for k, n in cp.attempts.items() if k.split(subagents.ID_SEPARATOR)[0] in ours
             }
             cp.handed_out_at = {k: t for k, t in cp.handed_out_at.items() if k in cp.attempts}
+        if not cp.attempts_once and not cp.attempts:
+            # R77: a run none of whose calls was handed out or has a result counts the
+            # settled ones by exception (a header older than attempts_once keeps its way
+            # until then).
+            cp.attempts_once = not any(m.role is Role.TOOL for m in cp.messages[cp.run_start :])
         log.info(
             "run start session=%s run=%s mode=%s step=%d",
             cp.session_id,
@@ -761,6 +766,7 @@ class Run:
         # Its tool timeout is over (R81): a header keeps the hand-out times of the calls
         # still waiting only, not one more for every call of a long run.
         self.cp.handed_out_at.pop(result.tool_call_id, None)
+        self.cp.settle_attempts(result.tool_call_id)  # its count is final (R77)
         subagents.retire(
             self.cp, self.cp.subtasks.pop(result.tool_call_id, None)
         )  # with its result

@@ -480,7 +480,7 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         delegated_usage=usage_pb(cp.delegated_usage) if cp.delegated_usage.model_calls else None,
         subagents=_subagent_states(cp.subtasks, ""),
         early_results=[message_pb(m) for m in cp.early_results.values()],
-        attempts=cp.attempts,
+        attempts=cp.hand_out_counts(),
         run_started_at=timestamp(cp.run_started_at) if cp.run_started_at else None,
         run_paused_ms=round(cp.run_paused_s * 1000),
         session_started_at=timestamp(cp.session_started_at) if cp.session_started_at else None,

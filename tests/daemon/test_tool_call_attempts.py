@@ -319,14 +319,16 @@ async def test_r81_a_header_keeps_the_hand_out_times_of_the_calls_still_waiting_
     h: Harness,
 ) -> None:
     """A call's first hand-out time (R81) is saved with its hand-out and dropped with its
-    result: a run's header does not grow by one entry a tool call (each save writes it).
-    The attempts of the run's calls stay (R77)."""
+    result, and so is its count (R77) when it was handed out once: a run's header does not
+    grow by one entry a tool call (each save writes it). The counts read as before."""
     seen: list[dict[str, float]] = []
+    counted: list[dict[str, int]] = []
 
     async def look(e: pb.Event) -> None:
         if e.type == "tool.call":  # saved by now: the save that handed it out
             cp = await h.daemon.store.load("times")
             seen.append(dict(cp.handed_out_at))
+            counted.append(dict(cp.attempts))
 
     spec = agent([calls(("add", {"a": i})) for i in range(4)] + [{"text": "done"}], ["add"])
     log = await h.run("times", "go", spec, {"add": lambda a: a["a"]}, on_event=look)
@@ -334,4 +336,91 @@ async def test_r81_a_header_keeps_the_hand_out_times_of_the_calls_still_waiting_
     assert [sorted(s) for s in seen] == [[f"call_{i}_0"] for i in range(4)]
     cp = await h.daemon.store.load("times")
     assert cp.handed_out_at == {}
-    assert cp.attempts == {f"call_{i}_0": 1 for i in range(4)}
+    assert counted == [{f"call_{i}_0": 1} for i in range(4)]  # the one waiting, alone
+    assert cp.attempts == {} and cp.attempts_once
+    assert cp.hand_out_counts() == {f"call_{i}_0": 1 for i in range(4)}
+    assert [r.attempts for r in (await h.get("times")).tool_calls] == [1, 1, 1, 1]
+    assert (await h.get("times")).attempts == {f"call_{i}_0": 1 for i in range(4)}
+
+
+# -- R77: a settled call's count in the header only when it is not 1 ---------------------
+
+
+async def test_r77_a_settled_call_keeps_an_entry_only_when_not_handed_out_once(
+    h: Harness,
+) -> None:
+    """Of a run's calls with a result, the header holds the count of those handed out
+    other than once — twice (a resume), never (refused before any hand-out: 0) — and
+    nothing for those handed out once; every count reads as it did."""
+    script = [
+        calls(("pay", {"amount": 5})),
+        calls(("refund", {})),  # not a declared tool: refused, never handed out (R25)
+        calls(("pay", {"amount": 6})),
+        {"text": "paid"},
+    ]
+    spec = agent(script, ["pay"])
+    log = await h.run("settled", "go", spec, stop_at=lambda e: e.type == "tool.call")
+    assert log.dropped
+    await h.idle("settled")
+    log = await h.run("settled", None, resume=True, tools={"pay": lambda a: "ok"})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    cp = await h.daemon.store.load("settled")
+    assert cp.attempts_once and cp.attempts == {"call_0_0": 2, "call_1_0": 0}
+    got = await h.get("settled")
+    assert_valid_transcript(got)
+    assert [(r.call.id, r.attempts) for r in got.tool_calls] == [
+        ("call_0_0", 2),
+        ("call_1_0", 0),
+        ("call_2_0", 1),
+    ]
+    assert got.attempts == {"call_0_0": 2, "call_2_0": 1}
+
+
+async def test_r77_a_header_without_attempts_once_reads_as_it_was_written(h: Harness) -> None:
+    """A checkpoint saved before ``attempts_once`` (every handed-out call with its entry,
+    none for a call never handed out) reads the same counts, and keeps its way until the
+    session's next run begins, which counts by exception."""
+    script = [calls(("pay", {"amount": 5})), calls(("refund", {})), {"text": "paid"}]
+    log = await h.run("old", "go", agent(script, ["pay"]), {"pay": lambda a: "ok"})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    cp = await h.daemon.store.load("old")
+    assert cp is not None and cp.attempts == {"call_1_0": 0}
+    # As an older luoshod saved it: the entries of every handed-out call, no mark.
+    cp.attempts, cp.attempts_once = {"call_0_0": 1}, False
+    cp.version += 1
+    await h.daemon.store.save(cp, stored_messages=len(cp.messages))
+    assert "attempts_once" not in cp.header_dict()
+    got = await h.get("old")
+    assert [r.attempts for r in got.tool_calls] == [1, 0]
+    assert got.attempts == {"call_0_0": 1}
+    spec = agent(script + script, ["pay"])
+    log = await h.run("old", "again", spec, {"pay": lambda a: "ok"})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    cp = await h.daemon.store.load("old")
+    assert cp.attempts_once and cp.attempts == {"call_4_0": 0}
+    assert (await h.get("old")).attempts == {"call_3_0": 1}
+
+
+async def test_r77_a_fork_that_rewrites_the_transcript_keeps_every_count(h: Harness) -> None:
+    """A fork whose patch rewrites the transcript (or records a call's result) spells
+    every count out first: its results no longer say which calls were handed out. A call
+    whose result the fork drops is handed out again as the same call, attempt 2."""
+    script = [calls(("pay", {"amount": 5})), calls(("pay", {"amount": 6})), {"text": "paid"}]
+    log = await h.run("src2", "go", agent(script, ["pay"]), {"pay": lambda a: "ok"})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    src = await h.get("src2")
+    assert src.attempts == {"call_0_0": 1, "call_1_0": 1}
+    patch = pb.ForkPatch(replace_messages=True, messages=src.messages[:-2])  # call_1_0 open
+    forked = await h.stub.Fork(
+        pb.ForkRequest(
+            session_id="src2", from_step=src.step_index, new_session_id="fk2", patch=patch
+        )
+    )
+    assert forked.checkpoint.attempts == {"call_0_0": 1, "call_1_0": 1}
+    cp = await h.daemon.store.load("fk2")
+    assert not cp.attempts_once and cp.attempts == {"call_0_0": 1, "call_1_0": 1}
+    log = await h.run("fk2", None, resume=True, tools={"pay": lambda a: "ok"})
+    assert [(e.tool_call.call.id, e.tool_call.attempt) for e in log.of("tool.call")] == [
+        ("call_1_0", 2)
+    ]
+    assert [r.attempts for r in (await h.get("fk2")).tool_calls] == [1, 2]
