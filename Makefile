@@ -150,7 +150,7 @@ test-java: $(STAMP)
 ## bench: the benchmarks (not part of the tests); cli_start.py: the people CLI's start-up
 # Every benchmark runs even when one misses its target (it exits 1): the list of those
 # that missed or failed comes at the end, and fails the target.
-BENCHES := steps store cli_start request_ids console torture mcp_steps subagent_steps slowruns burst busy webhooks pg_lease_burst gc_idle event_blocks headers
+BENCHES := steps store long_run cli_start request_ids console torture mcp_steps subagent_steps slowruns burst busy webhooks pg_lease_burst gc_idle event_blocks headers
 bench: $(STAMP)
 	@missed=""; for b in $(BENCHES); do echo "== bench/$$b.py"; \
 	  $(PY) bench/$$b.py || missed="$$missed $$b"; done; \

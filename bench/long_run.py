@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Long-run benchmark: what a save costs late in one long run, beside early (not a test).
+
+One session runs a scripted agent of ``--calls`` steps (300) with one client tool call a
+step, through the real daemon on ``lmdb://`` (a temporary directory) and the Python client,
+with a history long enough to keep every save. Then, the daemon stopped, its saves are read
+back from the store, and for the save that handed out the 10th, the 100th and the last call
+it prints what the header a save writes weighs and costs: its JSON bytes, its compact
+(stored) bytes, and the CPU of encoding it as the drivers store it plus the hash chain's
+link (R91) over it (thread CPU, the best of five repeats). And the daemon's CPU a step over
+the first and the last 50 steps of the run (the scripted model reads its place in the
+transcript at each call, O(transcript), so part of that growth is the model's, not the
+save's).
+
+Target: the header of the last save at most 1.2x the bytes, and its encoding and link at
+most 1.2x the CPU, of the 10th's: a run's header holds what is still open, not one entry
+for every call it made.
+
+``--against REV`` runs the same session on a daemon from revision REV's code (extracted
+with ``git archive``, as ``bench/steps.py --against`` does) in the same run, and prints
+its figures beside.
+
+    .venv/bin/python bench/long_run.py
+    .venv/bin/python bench/long_run.py --calls 500 --against HEAD~1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from _common import ServerProcess, free_port
+from steps import TARGETS, against, bench_agent, twin
+
+from luosho.client import AsyncClient
+from luoshod.store import store_from_url
+from luoshod.store.kit import chain, codec
+
+TARGET = 1.2  # the last save's header over the 10th's: bytes, and CPU to encode and link
+WINDOW = 50  # steps at each end of the run whose daemon CPU is compared
+
+
+@dataclass
+class Save:
+    """What the save that handed out one call writes of its header, and what it costs."""
+
+    call: int
+    json_bytes: int
+    stored_bytes: int
+    encode_us: float
+    link_us: float
+
+
+@dataclass
+class Result:
+    name: str
+    saves: list[Save] = field(default_factory=list)
+    #: The daemon's CPU a step over the first and the last WINDOW steps, µs.
+    first_us: float = 0.0
+    last_us: float = 0.0
+
+
+def best_us(fn: Callable[[], object]) -> float:
+    """The best of five repeats of ``fn`` (200 calls each), µs a call."""
+    return min(timeit.repeat(fn, number=200, repeat=5, timer=time.thread_time)) / 200 * 1e6
+
+
+async def run_session(server: ServerProcess, calls: int) -> tuple[float, float]:
+    """One session of ``calls`` tool steps to its end; the server's CPU a step over the
+    first and the last WINDOW steps (read at each ``tool.call``)."""
+    cpu_at: list[float] = []
+    async with AsyncClient(server.address) as client:
+        run = client.execute(
+            "long",
+            "go",
+            agent=bench_agent(calls),
+            tools={"work": lambda args: {"ok": args.get("i")}},
+            history_limit=3 * calls,
+        )
+        async for event in run:
+            if event.type == "tool.call":
+                cpu_at.append(server.cpu_seconds())
+        result = await run
+    if result.finish_reason != "stop":
+        raise SystemExit(f"the session finished with {result.finish_reason!r}")
+    window = min(WINDOW, len(cpu_at) // 2)
+    first = (cpu_at[window] - cpu_at[0]) / window * 1e6
+    last = (cpu_at[-1] - cpu_at[-1 - window]) / window * 1e6
+    return first, last
+
+
+async def read_saves(url: str, calls: int) -> list[Save]:
+    """For the 10th, the 100th and the last call: the header of the save that handed it out
+    (the first history entry whose transcript ends with its turn)."""
+    store = store_from_url(url, history_limit=3 * calls)
+    await store.open()
+    try:
+        entries = await store.history("long")
+    finally:
+        await store.close()
+    wanted = [k for k in (10, 100, calls) if k <= calls]
+    saves = []
+    for k in wanted:
+        call_id = f"call_{k - 1}_0"
+        entry = next(
+            e
+            for e in sorted(entries, key=lambda e: e.checkpoint.version)
+            if any(c.id == call_id for c in e.checkpoint.messages[-1].tool_calls)
+        )
+        cp = entry.checkpoint
+        # Linked as that save was: over its header and its new records (the previous
+        # call's result and this turn).
+        stored = len(cp.messages) - 2
+        saves.append(
+            Save(
+                k,
+                len(codec.encode_header(cp).encode()),
+                len(codec.encode_compact_header(cp)),
+                best_us(lambda: codec.encode_compact_header(cp)),
+                best_us(lambda: chain.link_save(cp, stored)),
+            )
+        )
+    return saves
+
+
+async def measure(
+    name: str,
+    argv_of: Callable[[int, Path], list[str]],
+    env: dict[str, str] | None,
+    tmp: Path,
+    calls: int,
+) -> Result:
+    work = tmp / name.replace("@", "-").replace(":", "").replace("/", "")
+    work.mkdir()
+    port = free_port()
+    server = ServerProcess(name, argv_of(port, work), port, work / "daemon.log", env)
+    await server.start()
+    try:
+        first, last = await run_session(server, calls)
+    finally:
+        await server.stop()
+    store_dir = work / "against" if env else work
+    saves = await read_saves(f"lmdb://{store_dir / 'bench-lmdb'}", calls)
+    return Result(name, saves, first, last)
+
+
+def report(results: list[Result]) -> bool:
+    print(
+        "\nthe save that handed out call k: its header as JSON and as stored (compact), the"
+        "\nCPU to encode it as stored and to link it (R91); x: over the 10th call's save"
+    )
+    print(
+        f"{'daemon':<16} {'call':>5} {'JSON B':>7} {'stored B':>9} {'encode µs':>10} "
+        f"{'link µs':>8} {'bytes x':>8} {'CPU x':>6}"
+    )
+    ok = True
+    for r in results:
+        base = r.saves[0]
+        for s in r.saves:
+            bytes_x = s.json_bytes / base.json_bytes
+            cpu_x = (s.encode_us + s.link_us) / (base.encode_us + base.link_us)
+            verdict = ""
+            if s is r.saves[-1] and r is results[0]:
+                met = bytes_x <= TARGET and cpu_x <= TARGET
+                ok = ok and met
+                verdict = f"  <= {TARGET}x: {'ok' if met else 'MISSED'}"
+            print(
+                f"{r.name:<16} {s.call:>5} {s.json_bytes:>7,} {s.stored_bytes:>9,} "
+                f"{s.encode_us:>10.1f} {s.link_us:>8.1f} {bytes_x:>7.2f}x {cpu_x:>5.2f}x{verdict}"
+            )
+    print(f"\nthe daemon's CPU a step, the first and the last {WINDOW} steps of the run")
+    for r in results:
+        print(
+            f"{r.name:<16} first {r.first_us:>7.0f} µs  last {r.last_us:>7.0f} µs  "
+            f"{r.last_us / r.first_us:.2f}x"
+        )
+    return ok
+
+
+async def main_async(opts: argparse.Namespace) -> int:
+    lmdb = TARGETS["lmdb"]
+    with tempfile.TemporaryDirectory(prefix="long-run-", dir=opts.dir) as tmp_dir:
+        tmp = Path(tmp_dir)
+        results = [await measure("lmdb://", lmdb.argv, None, tmp, opts.calls)]
+        if opts.against:
+            env = against(opts.against, tmp / "against-tree")
+            other = twin(lmdb, opts.against, env)
+            results.append(await measure(other.name, other.argv, env, tmp, opts.calls))
+    return 0 if report(results) else 1
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--calls", type=int, default=300, help="tool steps of the run (300)")
+    p.add_argument("--against", metavar="REV", help="also run the daemon from REV's code")
+    p.add_argument("--dir", default=None, help="where the temporary directory goes")
+    opts = p.parse_args()
+    if opts.calls < 100:
+        p.error("--calls must be at least 100")
+    return asyncio.run(main_async(opts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
