@@ -323,6 +323,23 @@ class SubTask:
             d["delegated"] = self.delegated.to_dict()
         return d
 
+    def copy(self) -> SubTask:
+        """A copy sharing no mutable part with this state, its children's too (messages,
+        the path and the fingerprint are immutable: shared)."""
+        return SubTask(
+            self.name,
+            self.task_id,
+            self.depth,
+            self.path,
+            list(self.messages),
+            self.step_index,
+            self.usage.copy(),
+            self.fingerprint,
+            {k: v.copy() for k, v in self.children.items()},
+            self.delegated.copy(),
+            self.stored,
+        )
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SubTask:
         """A state of :meth:`to_dict`; without ``"messages"`` its transcript is empty."""

@@ -24,7 +24,6 @@ from ..domain import (
     Status,
     StoredEvent,
     StoredSchedule,
-    SubTask,
 )
 from .kit import (
     CONTRACT_VERSION,
@@ -464,9 +463,10 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
     new.decisions = dict(cp.decisions)
     new.queued_input = list(cp.queued_input)
     new.run_requests = list(cp.run_requests)  # its records are immutable
-    # Nested sub-agent states are mutable all the way down: copied through their dict.
-    new.subtasks = {k: SubTask.from_dict(v.to_dict()) for k, v in cp.subtasks.items()}
-    new.tasks = {k: SubTask.from_dict(v.to_dict()) for k, v in cp.tasks.items()}
+    # Nested sub-agent states are mutable all the way down (a finished task's transcript
+    # too: a task_id call continues it): copied level by level, their messages shared.
+    new.subtasks = {k: v.copy() for k, v in cp.subtasks.items()}
+    new.tasks = {k: v.copy() for k, v in cp.tasks.items()}
     new.delegated_usage = cp.delegated_usage.copy()
     new.early_results = dict(cp.early_results)  # its messages are immutable
     new.attempts = dict(cp.attempts)

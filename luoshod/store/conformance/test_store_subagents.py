@@ -243,6 +243,41 @@ async def test_r65_finished_tasks_are_kept_with_their_session(
     assert await driver.load("nested") is None
 
 
+async def test_r59_r65_nested_states_are_isolated_from_the_callers_objects(
+    driver: Store,
+) -> None:
+    """A saved or loaded checkpoint shares nothing mutable with its caller at any level:
+    a live sub-agent's transcript, usage and children, and a finished task's transcript
+    (a task_id call continues it), changed after the save or on a loaded copy, leave the
+    stored session as it was."""
+    cp = nested_checkpoint()
+    researcher = cp.subtasks["call-1/x"]
+    cp.tasks["task_3"] = SubTask(
+        "helper",
+        "task_3",
+        2,
+        ("researcher", "helper"),
+        [
+            Message(Role.USER, "earlier"),
+            Message(Role.ASSISTANT, "done before"),
+        ],
+    ).end()
+    expected = copy.deepcopy(cp)
+    await driver.save(cp, stored_messages=0)
+    researcher.messages.append(Message(Role.ASSISTANT, "after save"))
+    researcher.usage.add(Usage(prompt_tokens=1))
+    researcher.children["call_0_1"].messages.clear()
+    researcher.children.clear()
+    cp.tasks["task_3"].messages.append(Message(Role.USER, "continued"))
+    assert await driver.load("nested") == expected
+    loaded = await driver.load("nested")
+    assert loaded is not None
+    loaded.subtasks["call-1/x"].children["call_0_1"].delegated.add(Usage(model_calls=1))
+    loaded.subtasks["call-1/x"].messages.pop()
+    loaded.tasks["task_3"].messages.clear()
+    assert await driver.load("nested") == expected
+
+
 async def test_r65_a_session_with_tasks_imports_as_it_was(backend: Backend, driver: Store) -> None:
     """What ``luoshod store copy`` writes (``import_session``): the checkpoint and its
     history with their unfinished and finished tasks, each entry reading its moment."""
