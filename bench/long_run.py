@@ -16,9 +16,13 @@ Target: the header of the last save at most 1.2x the bytes, and its encoding and
 most 1.2x the CPU, of the 10th's: a run's header holds what is still open, not one entry
 for every call it made.
 
+Then, through the store API on ``memory://``: a save (two new lead messages) and a load of
+a session holding 0, 10 and 50 finished sub-agent tasks of 20 messages each (R65: a
+session keeps its tasks' transcripts), thread CPU a call over 300 of each.
+
 ``--against REV`` runs the same session on a daemon from revision REV's code (extracted
-with ``git archive``, as ``bench/steps.py --against`` does) in the same run, and prints
-its figures beside.
+with ``git archive``, as ``bench/steps.py --against`` does), and the ``memory://`` part in
+a process importing REV's code, in the same run, and prints their figures beside.
 
     .venv/bin/python bench/long_run.py
     .venv/bin/python bench/long_run.py --calls 500 --against HEAD~1
@@ -28,6 +32,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,15 +43,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _common import ServerProcess, free_port
+from _common import PYTHON, ServerProcess, free_port
 from steps import TARGETS, against, bench_agent, twin
 
 from luosho.client import AsyncClient
+from luoshod.domain import Checkpoint, Message, Role, SubTask
 from luoshod.store import store_from_url
 from luoshod.store.kit import chain, codec
+from luoshod.store.memory import MemoryStore
 
 TARGET = 1.2  # the last save's header over the 10th's: bytes, and CPU to encode and link
 WINDOW = 100  # steps at each end of the run whose daemon CPU is compared
+TASKS = (0, 10, 50)  # finished tasks of the memory:// session
 
 
 @dataclass
@@ -152,6 +162,66 @@ async def measure(
     return Result(name, saves, first, last, whole)
 
 
+async def memory_tasks(tasks: int, calls: int = 300) -> tuple[float, float]:
+    """``memory://``: thread CPU a save (two new lead messages) and a load, µs, of a
+    session holding ``tasks`` finished tasks of 20 messages each."""
+    store = MemoryStore()
+    await store.open()
+    cp = Checkpoint(f"tasks-{tasks}", version=1)
+    cp.messages = [Message(Role.USER, "go")]
+    for k in range(tasks):
+        task = SubTask("researcher", f"task_{k + 1}", 1, ("researcher",))
+        task.messages = [
+            Message(Role.ASSISTANT if i % 2 else Role.USER, "x" * 200) for i in range(20)
+        ]
+        cp.tasks[task.task_id] = task.end()
+    try:
+        await store.save(cp, stored_messages=0)
+        for task in cp.all_tasks():  # what the store holds of each, as a run sets it
+            task.stored = len(task.messages)
+        start = time.thread_time()
+        for _ in range(calls):
+            stored = len(cp.messages)
+            cp.messages += (Message(Role.ASSISTANT, "a" * 100), Message(Role.USER, "b" * 100))
+            cp.version += 1
+            await store.save(cp, stored_messages=stored)
+        save_us = (time.thread_time() - start) / calls * 1e6
+        start = time.thread_time()
+        for _ in range(calls):
+            await store.load(cp.session_id)
+        return save_us, (time.thread_time() - start) / calls * 1e6
+    finally:
+        await store.close()
+
+
+async def memory_figures() -> list[tuple[int, float, float]]:
+    return [(k, *await memory_tasks(k)) for k in TASKS]
+
+
+def memory_figures_of(env: dict[str, str]) -> list[tuple[int, float, float]]:
+    """:func:`memory_figures` in a process that imports another tree's code (``env``)."""
+    done = subprocess.run(
+        [PYTHON, str(Path(__file__).resolve()), "--memory-only"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [tuple(row) for row in json.loads(done.stdout)]  # type: ignore[misc]
+
+
+def report_memory(rows: list[tuple[str, list[tuple[int, float, float]]]]) -> None:
+    print("\nmemory://: a save and a load of a session holding k finished tasks (20 messages each)")
+    print(f"{'code':<16} {'tasks':>5} {'save µs':>8} {'load µs':>8} {'save x':>7} {'load x':>7}")
+    for name, figures in rows:
+        base = figures[0]
+        for k, save_us, load_us in figures:
+            print(
+                f"{name:<16} {k:>5} {save_us:>8.1f} {load_us:>8.1f} "
+                f"{save_us / base[1]:>6.2f}x {load_us / base[2]:>6.2f}x"
+            )
+
+
 def report(results: list[Result]) -> bool:
     print(
         "\nthe save that handed out call k: its header as JSON and as stored (compact), the"
@@ -190,11 +260,15 @@ async def main_async(opts: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="long-run-", dir=opts.dir) as tmp_dir:
         tmp = Path(tmp_dir)
         results = [await measure("lmdb://", lmdb.argv, None, tmp, opts.calls)]
+        memory = [("this tree", await memory_figures())]
         if opts.against:
             env = against(opts.against, tmp / "against-tree")
             other = twin(lmdb, opts.against, env)
             results.append(await measure(other.name, other.argv, env, tmp, opts.calls))
-    return 0 if report(results) else 1
+            memory.append((f"@{opts.against}", memory_figures_of(env)))
+    ok = report(results)
+    report_memory(memory)
+    return 0 if ok else 1
 
 
 def main() -> int:
@@ -202,7 +276,11 @@ def main() -> int:
     p.add_argument("--calls", type=int, default=300, help="tool steps of the run (300)")
     p.add_argument("--against", metavar="REV", help="also run the daemon from REV's code")
     p.add_argument("--dir", default=None, help="where the temporary directory goes")
+    p.add_argument("--memory-only", action="store_true", help=argparse.SUPPRESS)
     opts = p.parse_args()
+    if opts.memory_only:  # the memory:// part alone, as JSON (for --against's process)
+        print(json.dumps(asyncio.run(memory_figures())))
+        return 0
     if opts.calls < 100:
         p.error("--calls must be at least 100")
     return asyncio.run(main_async(opts))
