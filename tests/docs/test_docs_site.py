@@ -143,3 +143,19 @@ def test_the_store_pages_name_the_codec_format_of_today() -> None:
     assert f"`codec.FORMAT_VERSION` (today {FORMAT_VERSION})" in storage
     assert f"Format {FORMAT_VERSION} " in storage, f"docs/storage.md describes {FORMAT_VERSION}"
     assert f"store format {FORMAT_VERSION} (`codec.FORMAT_VERSION`)" in stores
+
+
+def test_the_storage_page_names_each_drivers_newest_schema() -> None:
+    """docs/storage.md says what each driver's newest schema version added: a migration
+    appended without its line there fails here."""
+    from luoshod_lmdb.environment import MIGRATIONS as LMDB
+    from luoshod_postgres.migrations import MIGRATIONS as POSTGRES
+    from luoshod_sqlite.migrations import MIGRATIONS as SQLITE
+
+    storage = (ROOT / "docs" / "storage.md").read_text()
+    assert f"since schema {len(SQLITE)}," in storage, "SQLite's newest schema"
+    assert (
+        f"(`schedules`: name → u64 version, then the schedule's data) since schema {len(LMDB)}."
+        in storage
+    ), "LMDB's"
+    assert f"`leases.address` since {len(POSTGRES)})" in storage, "PostgreSQL's"
