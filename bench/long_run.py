@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from _common import PYTHON, ServerProcess, free_port
-from steps import TARGETS, against, bench_agent, twin
+from steps import TARGETS, TOOLS, against, bench_agent, twin
 
 from luosho.client import AsyncClient
 from luoshod.domain import Checkpoint, Message, Role, SubTask
@@ -92,7 +92,7 @@ async def run_session(server: ServerProcess, calls: int) -> tuple[float, float, 
             "long",
             "go",
             agent=bench_agent(calls),
-            tools={"work": lambda args: {"ok": args.get("i")}},
+            tools=TOOLS,
             history_limit=3 * calls,
         )
         async for event in run:
@@ -116,14 +116,12 @@ async def read_saves(url: str, calls: int) -> list[Save]:
         entries = await store.history("long")
     finally:
         await store.close()
-    wanted = [k for k in (10, 100, calls) if k <= calls]
+    entries.sort(key=lambda e: e.checkpoint.version)
     saves = []
-    for k in wanted:
+    for k in (10, 100, calls):  # --calls is at least 100
         call_id = f"call_{k - 1}_0"
         entry = next(
-            e
-            for e in sorted(entries, key=lambda e: e.checkpoint.version)
-            if any(c.id == call_id for c in e.checkpoint.messages[-1].tool_calls)
+            e for e in entries if any(c.id == call_id for c in e.checkpoint.messages[-1].tool_calls)
         )
         cp = entry.checkpoint
         # Linked as that save was: over its header and its new records (the previous

@@ -517,10 +517,9 @@ class Checkpoint:
         """Every call of the run handed out at least once, lead's and sub-agents', with
         its count (R77): :attr:`attempts` as it reads."""
         counts = {k: n for k, n in self.attempts.items() if n}
-        if self.attempts_once:
-            for m in self.messages[self.run_start :]:
-                if m.role is Role.TOOL and m.tool_call_id not in self.attempts:
-                    counts[m.tool_call_id] = 1
+        for m in self.messages[self.run_start :]:  # the lead's calls with a result
+            if m.role is Role.TOOL and (n := self.hand_outs(m.tool_call_id, m)):
+                counts[m.tool_call_id] = n
         return counts
 
     def settle_attempts(self, call_id: str) -> None:
